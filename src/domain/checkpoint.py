@@ -1,0 +1,47 @@
+"""The record of prepared claims, kept on disk so unprepare works after the claim is deleted."""
+
+from collections.abc import Mapping
+
+import attrs
+
+from npu_dra.domain.claims import ClaimRef
+from npu_dra.domain.ids import ClaimUID, DeviceName, PoolName, RequestName
+
+CHECKPOINT_VERSION = 1
+
+
+@attrs.frozen
+class PreparedDevice:
+    request_names: tuple[RequestName, ...]
+    pool: PoolName
+    device: DeviceName
+    cdi_ids: tuple[str, ...]
+    admin_access: bool = False
+    share_id: str | None = None
+
+
+@attrs.frozen
+class PreparedClaim:
+    ref: ClaimRef
+    devices: tuple[PreparedDevice, ...]
+
+
+@attrs.frozen
+class Checkpoint:
+    claims: Mapping[ClaimUID, PreparedClaim] = attrs.field(factory=dict)
+    version: int = CHECKPOINT_VERSION
+
+    def with_claim(self, claim: PreparedClaim) -> "Checkpoint":
+        return attrs.evolve(self, claims={**self.claims, claim.ref.uid: claim})
+
+    def without(self, uid: ClaimUID) -> "Checkpoint":
+        return attrs.evolve(self, claims={k: v for k, v in self.claims.items() if k != uid})
+
+    def holders(self) -> dict[DeviceName, ClaimUID]:
+        """Which claim holds each device exclusively (admin-access and shared ones excluded)."""
+        return {
+            device.device: uid
+            for uid, claim in self.claims.items()
+            for device in claim.devices
+            if not device.admin_access and device.share_id is None
+        }

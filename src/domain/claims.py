@@ -1,0 +1,117 @@
+"""Device classes, resource claims and their allocation results (resource.k8s.io/v1 semantics)."""
+
+import enum
+import re
+
+import attrs
+
+from npu_dra.domain.attributes import is_dns_label, is_dns_subdomain
+from npu_dra.domain.errors import InvalidName
+from npu_dra.domain.ids import (
+    ClaimName,
+    ClaimUID,
+    DeviceClassName,
+    DeviceName,
+    DriverName,
+    Namespace,
+    NodeName,
+    PoolName,
+    RequestName,
+)
+
+_UID = re.compile(r"^[a-zA-Z0-9]([-a-zA-Z0-9]{0,62}[a-zA-Z0-9])?$")
+
+
+class AllocationMode(enum.Enum):
+    EXACT_COUNT = "ExactCount"
+    ALL = "All"
+
+
+@attrs.frozen
+class DeviceClass:
+    name: DeviceClassName
+    selectors: tuple[str, ...] = ()
+
+
+@attrs.frozen
+class DeviceRequest:
+    name: RequestName
+    device_class_name: DeviceClassName
+    selectors: tuple[str, ...] = ()
+    allocation_mode: AllocationMode = AllocationMode.EXACT_COUNT
+    count: int = 1
+    admin_access: bool = False
+
+
+@attrs.frozen
+class Constraint:
+    """`matchAttribute`: every device of the listed requests (all if empty) shares the value."""
+
+    match_attribute: str
+    requests: tuple[RequestName, ...] = ()
+
+
+@attrs.frozen
+class ClaimSpec:
+    requests: tuple[DeviceRequest, ...]
+    constraints: tuple[Constraint, ...] = ()
+
+
+@attrs.frozen
+class AllocationResult:
+    request: RequestName
+    driver: DriverName
+    pool: PoolName
+    device: DeviceName
+    admin_access: bool = False
+    share_id: str | None = None
+
+    @property
+    def request_name(self) -> RequestName:
+        """The request without a `/subrequest` suffix, as the kubelet expects it back."""
+        return RequestName(self.request.split("/", 1)[0])
+
+
+@attrs.frozen
+class Allocation:
+    results: tuple[AllocationResult, ...]
+    node_name: NodeName | None = None
+
+
+@attrs.frozen
+class ClaimRef:
+    """The three fields the kubelet sends; validated because they end up in paths and logs."""
+
+    namespace: Namespace = attrs.field()
+    name: ClaimName = attrs.field()
+    uid: ClaimUID = attrs.field()
+
+    @namespace.validator
+    def _check_namespace(self, _: "attrs.Attribute[Namespace]", value: str) -> None:
+        if not is_dns_label(value):
+            raise InvalidName(f"claim namespace {value[:80]!r} is not a DNS label")
+
+    @name.validator
+    def _check_name(self, _: "attrs.Attribute[ClaimName]", value: str) -> None:
+        if not is_dns_subdomain(value):
+            raise InvalidName(f"claim name {value[:80]!r} is not a DNS subdomain")
+
+    @uid.validator
+    def _check_uid(self, _: "attrs.Attribute[ClaimUID]", value: str) -> None:
+        if not _UID.match(value):
+            raise InvalidName(f"claim UID {value[:80]!r} is not a UID (letters, digits, '-')")
+
+    def __str__(self) -> str:
+        return f"{self.namespace}/{self.name} ({self.uid})"
+
+
+@attrs.frozen
+class ResourceClaim:
+    ref: ClaimRef
+    spec: ClaimSpec
+    allocation: Allocation | None = None
+
+    def results_for(self, driver: DriverName) -> tuple[AllocationResult, ...]:
+        if self.allocation is None:
+            return ()
+        return tuple(r for r in self.allocation.results if r.driver == driver)

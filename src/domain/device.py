@@ -1,0 +1,78 @@
+"""What a node has: its accelerator devices, their health and topology, as probed from hardware."""
+
+import enum
+from collections import Counter
+from collections.abc import Iterable
+
+import attrs
+
+from npu_dra.domain.attributes import is_dns_label
+from npu_dra.domain.errors import InventoryError
+from npu_dra.domain.ids import DeviceName, NodeName
+
+
+class Health(enum.Enum):
+    """npu-smi's health words, reduced to what scheduling needs."""
+
+    HEALTHY = "Healthy"
+    DEGRADED = "Degraded"  # minor alarm ("Warning"): still usable, worth a log line
+    UNHEALTHY = "Unhealthy"  # major/critical alarm, unknown code, or device gone
+    UNKNOWN = "Unknown"
+
+    @property
+    def usable(self) -> bool:
+        return self in (Health.HEALTHY, Health.DEGRADED)
+
+
+@attrs.frozen
+class Device:
+    """One schedulable chip (an NPU die). Names are stable across probes and restarts."""
+
+    name: DeviceName = attrs.field()
+    physical_id: int
+    logic_id: int
+    card_id: int
+    chip_id: int
+    chip_name: str
+    memory_bytes: int
+    health: Health = Health.HEALTHY
+    numa_node: int | None = None
+    topology_group: str | None = None
+    pci_bus_id: str | None = None
+    aicore_count: int | None = None
+
+    @name.validator
+    def _check_name(self, _: "attrs.Attribute[DeviceName]", value: str) -> None:
+        if not is_dns_label(value):
+            raise InventoryError(f"device name {value!r} is not a DNS label")
+
+    @property
+    def device_node(self) -> str:
+        return f"/dev/davinci{self.physical_id}"
+
+
+@attrs.frozen
+class NodeInventory:
+    """All devices of one node; construction fails on duplicate names or physical ids."""
+
+    node: NodeName
+    devices: tuple[Device, ...]
+
+    def __attrs_post_init__(self) -> None:
+        _reject_duplicates("device name", (d.name for d in self.devices))
+        _reject_duplicates("physical id", (d.physical_id for d in self.devices))
+
+    def get(self, name: DeviceName) -> Device | None:
+        return next((d for d in self.devices if d.name == name), None)
+
+    def with_health(self, name: DeviceName, health: Health) -> "NodeInventory":
+        devices = tuple(
+            attrs.evolve(d, health=health) if d.name == name else d for d in self.devices
+        )
+        return attrs.evolve(self, devices=devices)
+
+
+def _reject_duplicates(what: str, values: Iterable[object]) -> None:
+    repeated = sorted(str(v) for v, n in Counter(values).items() if n > 1)
+    if repeated:
+        raise InventoryError(f"duplicate {what}: {', '.join(repeated)}")

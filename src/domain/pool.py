@@ -1,0 +1,94 @@
+"""What a node publishes: its devices as ResourceSlice content, split into slices of <=128.
+
+The attribute names follow the seed's `kubectl get resourceslices -o yaml` (chipName, numaNode,
+physicalId, topologyGroup; capacity memCapacity). Unusable devices are left out of the pool so
+the scheduler can never hand them out.
+"""
+
+from collections.abc import Mapping, Sequence
+
+import attrs
+
+from npu_dra.domain.attributes import (
+    AttributeValue,
+    check_attribute_value,
+    check_qualified_name,
+)
+from npu_dra.domain.device import Device, NodeInventory
+from npu_dra.domain.ids import DeviceName, DriverName, NodeName, PoolName
+from npu_dra.domain.quantity import Quantity
+
+MAX_DEVICES_PER_SLICE = 128
+PCI_BUS_ID = "resource.kubernetes.io/pciBusID"
+
+
+@attrs.frozen
+class PublishedDevice:
+    name: DeviceName
+    attributes: Mapping[str, AttributeValue] = attrs.field(factory=dict)
+    capacity: Mapping[str, Quantity] = attrs.field(factory=dict)
+
+
+@attrs.frozen
+class PoolRef:
+    name: PoolName
+    generation: int
+    resource_slice_count: int
+
+
+@attrs.frozen
+class ResourceSlice:
+    """A ResourceSlice's spec (plus its API name once stored)."""
+
+    driver: DriverName
+    node_name: NodeName
+    pool: PoolRef
+    devices: tuple[PublishedDevice, ...]
+    name: str | None = None
+
+
+def published_device(device: Device) -> PublishedDevice:
+    attributes: dict[str, AttributeValue] = {
+        "chipName": device.chip_name,
+        "physicalId": device.physical_id,
+        "logicId": device.logic_id,
+        "cardId": device.card_id,
+        "chipId": device.chip_id,
+    }
+    if device.numa_node is not None:
+        attributes["numaNode"] = device.numa_node
+    if device.topology_group is not None:
+        attributes["topologyGroup"] = device.topology_group
+    if device.pci_bus_id is not None:
+        attributes[PCI_BUS_ID] = device.pci_bus_id.lower()
+    capacity = {"memCapacity": Quantity.of_bytes(device.memory_bytes)}
+    if device.aicore_count is not None:
+        capacity["aiCores"] = Quantity.of_bytes(device.aicore_count)
+    for key, value in attributes.items():
+        check_attribute_value(check_qualified_name(key), value)
+    return PublishedDevice(device.name, attributes, capacity)
+
+
+def pool_devices(inventory: NodeInventory) -> tuple[PublishedDevice, ...]:
+    return tuple(published_device(d) for d in inventory.devices if d.health.usable)
+
+
+def desired_slices(
+    inventory: NodeInventory,
+    *,
+    driver: DriverName,
+    generation: int,
+    limit: int = MAX_DEVICES_PER_SLICE,
+) -> tuple[ResourceSlice, ...]:
+    """The pool named after the node, split so no slice exceeds `limit` devices.
+
+    An empty inventory still yields one empty slice: "driver up, no devices" differs from
+    "no pool".
+    """
+    chunks = _chunks(pool_devices(inventory), limit) or [()]
+    pool = PoolRef(PoolName(inventory.node), generation, len(chunks))
+    return tuple(ResourceSlice(driver, inventory.node, pool, chunk) for chunk in chunks)
+
+
+def _chunks(devices: Sequence[PublishedDevice], size: int) -> list[tuple[PublishedDevice, ...]]:
+    return [tuple(devices[i : i + size]) for i in range(0, len(devices), size)]

@@ -1,0 +1,78 @@
+"""Ports: what the core needs from the outside world, as structural protocols.
+
+Adapters satisfy these without inheriting from them; every port has a real adapter and an
+in-memory one, and one contract suite in tests/contract runs against all of them.
+"""
+
+from collections.abc import Sequence
+from typing import Protocol
+
+from npu_dra.domain.cdi import CdiSpec
+from npu_dra.domain.checkpoint import Checkpoint
+from npu_dra.domain.claims import ClaimRef, DeviceClass, ResourceClaim
+from npu_dra.domain.device import NodeInventory
+from npu_dra.domain.ids import ClaimUID, DeviceClassName, DriverName, NodeName
+from npu_dra.domain.pool import ResourceSlice
+from npu_dra.domain.selectors import SelectorDevice
+
+
+class HardwareProbe(Protocol):
+    """Finds this node's devices. Raises ProbeError (an adapter error) rather than guessing."""
+
+    def probe(self) -> NodeInventory: ...
+
+
+class ClusterApi(Protocol):
+    """The slice of the Kubernetes API a node plugin uses."""
+
+    def publish_pool(
+        self, *, node: NodeName, driver: DriverName, slices: Sequence[ResourceSlice]
+    ) -> tuple[ResourceSlice, ...]:
+        """Make the stored slices of (node, driver) equal `slices`; return them as stored.
+
+        Generations are the port's job: a changed pool is rewritten under a higher generation
+        and stale slices are deleted.
+        """
+        ...
+
+    def list_slices(
+        self, *, driver: DriverName | None = None, node: NodeName | None = None
+    ) -> tuple[ResourceSlice, ...]: ...
+
+    def get_claim(self, *, ref: ClaimRef) -> ResourceClaim:
+        """The claim with this namespace/name; ClaimNotFound if absent or its UID differs."""
+        ...
+
+    def get_device_class(self, *, name: DeviceClassName) -> DeviceClass: ...
+
+
+class CdiStore(Protocol):
+    """Where CDI specs live (a runtime-watched directory in production)."""
+
+    def write(self, *, uid: ClaimUID, spec: CdiSpec) -> None:
+        """Atomically create or replace the spec of claim `uid`."""
+        ...
+
+    def read(self, *, uid: ClaimUID) -> CdiSpec | None: ...
+
+    def remove(self, *, uid: ClaimUID) -> None:
+        """Remove the spec of `uid`; removing an absent spec is not an error."""
+        ...
+
+    def claim_uids(self) -> frozenset[ClaimUID]: ...
+
+
+class CheckpointStore(Protocol):
+    """Durable record of prepared claims; the only state NodeUnprepareResources needs."""
+
+    def load(self) -> Checkpoint: ...
+
+    def save(self, *, checkpoint: Checkpoint) -> None:
+        """Replace the stored checkpoint atomically: a crash leaves the old or the new one."""
+        ...
+
+
+class SelectorEvaluator(Protocol):
+    def matches(self, *, expression: str, device: SelectorDevice) -> bool:
+        """Evaluate a CEL device selector; SelectorError if it fails or is not a bool."""
+        ...
