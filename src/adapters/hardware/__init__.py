@@ -1,0 +1,1 @@
+"""Hardware probes: adapters of the HardwareProbe port (npu-smi on real nodes, fake for demos)."""

@@ -1,0 +1,111 @@
+"""Fake hardware from a node description file, for the simulation, demos and tests.
+
+The file says what an npu-smi probe would have found, in a few lines:
+
+    chip: 910B4            # any model; memory/aicores default from chips.py
+    count: 8
+    memory: 32Gi           # per chip, optional
+    numaNodes: [6, 6, 4, 4, 0, 0, 2, 2]   # per chip, optional
+    topology: mesh         # mesh (910B: one HCCS group) | rings (910 A+X: groups of 4) | none
+    health: {3: Warning}   # npu-smi words by physical id, optional (default OK)
+"""
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from npu_dra.adapters.hardware.chips import CHIPS, ChipFacts
+from npu_dra.adapters.hardware.errors import ProbeError
+from npu_dra.adapters.hardware.health_words import health_of
+from npu_dra.domain.device import Device, Health, NodeInventory
+from npu_dra.domain.errors import DomainError
+from npu_dra.domain.ids import DeviceName, NodeName
+from npu_dra.domain.quantity import Quantity
+
+RING_SIZE = 4
+
+
+class FakeHardware:
+    """A HardwareProbe answering from a description (a file path or an already-parsed mapping)."""
+
+    def __init__(self, description: Path | Mapping[str, Any], *, node: NodeName) -> None:
+        self._source = str(description) if isinstance(description, Path) else "description"
+        self._description = description
+        self._node = node
+        self._health_overrides: dict[int, Health] = {}
+
+    def probe(self) -> NodeInventory:
+        spec = self._load()
+        try:
+            return NodeInventory(self._node, _devices(spec, self._health_overrides))
+        except (DomainError, KeyError, TypeError, ValueError) as error:
+            raise ProbeError(f"{self._source}: {error}") from error
+
+    def set_health(self, physical_id: int, health: Health) -> None:
+        """Flip a device's health, as a failing chip would (tests and demos)."""
+        self._health_overrides[physical_id] = health
+
+    def _load(self) -> Mapping[str, Any]:
+        if not isinstance(self._description, Path):
+            return self._description
+        try:
+            loaded = yaml.safe_load(self._description.read_text())
+        except (OSError, yaml.YAMLError) as error:
+            raise ProbeError(f"{self._source}: {error}") from error
+        if not isinstance(loaded, Mapping):
+            raise ProbeError(f"{self._source}: expected a mapping with 'chip' and 'count'")
+        return loaded
+
+
+def _devices(spec: Mapping[str, Any], overrides: Mapping[int, Health]) -> tuple[Device, ...]:
+    chip = str(spec["chip"])
+    count = int(spec["count"])
+    facts = CHIPS.get(chip)
+    memory = spec.get("memory") or (f"{facts.memory_mib}Mi" if facts else None)
+    if memory is None:
+        raise ValueError(f"chip {chip!r} is not known: give 'memory'")
+    numa = list(spec.get("numaNodes") or [None] * count)
+    if len(numa) != count:
+        raise ValueError(f"numaNodes has {len(numa)} entries for {count} chips")
+    words = {int(k): str(v) for k, v in (spec.get("health") or {}).items()}
+    return tuple(
+        Device(
+            name=DeviceName(f"npu-{i}"),
+            physical_id=i,
+            logic_id=i,
+            card_id=i,
+            chip_id=0,
+            chip_name=chip,
+            memory_bytes=int(Quantity.parse(str(memory)).value),
+            health=overrides.get(i) or _health(words.get(i, "OK")),
+            numa_node=None if numa[i] is None else int(numa[i]),
+            topology_group=_group(str(spec.get("topology", "mesh")), i),
+            pci_bus_id=f"0000:{0xC1 + i:02x}:00.0",
+            aicore_count=_aicores(spec, facts),
+        )
+        for i in range(count)
+    )
+
+
+def _aicores(spec: Mapping[str, Any], facts: ChipFacts | None) -> int | None:
+    given = spec.get("aicores")
+    return int(given) if given is not None else (facts.aicores if facts else None)
+
+
+def _health(word: str) -> Health:
+    health = health_of(word)
+    if health is None:
+        raise ValueError(f"health {word!r} is not an npu-smi health word")
+    return health
+
+
+def _group(topology: str, index: int) -> str | None:
+    if topology == "mesh":
+        return "ring-0"
+    if topology == "rings":
+        return f"ring-{index // RING_SIZE}"
+    if topology == "none":
+        return None
+    raise ValueError(f"topology {topology!r}: expected mesh, rings or none")
