@@ -1,0 +1,90 @@
+"""CDI specs as files in a runtime-watched directory (`/var/run/cdi`), one per claim.
+
+The directory is shared with other drivers and watched by containerd or CRI-O, so a reader must
+never see a half-written spec: files are written the way the Go CDI library writes them, and only
+files that follow our transient naming convention are ever read, listed or removed.
+"""
+
+import json
+import os
+import re
+import tempfile
+from pathlib import Path
+
+from npu_dra.adapters.cdi.codec import InvalidCdiSpec, check_uid, decode, encode
+from npu_dra.domain.cdi import CdiSpec
+from npu_dra.domain.errors import InvalidName, StateError
+from npu_dra.domain.ids import ClaimUID
+
+SPEC_MODE = 0o644
+
+
+class FileCdiStore:
+    def __init__(self, root: Path, *, driver: str, cdi_class: str) -> None:
+        self._root = root
+        # `<vendor>-<class>_<claimUID>.json` with vendor `k8s.<driver>`: the Go library's
+        # transient-spec name, with the claim UID as the transient ID.
+        self._prefix = f"k8s.{driver}-{cdi_class}_"
+        self._pattern = re.compile(rf"^{re.escape(self._prefix)}(.+)\.json$")
+
+    def write(self, *, uid: ClaimUID, spec: CdiSpec) -> None:
+        path = self._path(uid)
+        data = json.dumps(encode(spec), indent=2).encode() + b"\n"
+        self._root.mkdir(parents=True, exist_ok=True)
+        # Atomic like the Go writer: temp file in the same directory, fsync, rename over the
+        # target, fsync the directory. A crash leaves the old spec or the new one, never a mix.
+        fd, temp = tempfile.mkstemp(prefix="spec.", suffix=".tmp", dir=self._root)
+        try:
+            with os.fdopen(fd, "wb") as out:
+                out.write(data)
+                out.flush()
+                os.fchmod(out.fileno(), SPEC_MODE)
+                os.fsync(out.fileno())
+            os.replace(temp, path)
+        except BaseException:
+            Path(temp).unlink(missing_ok=True)
+            raise
+        self._sync_root()
+
+    def read(self, *, uid: ClaimUID) -> CdiSpec | None:
+        path = self._path(uid)
+        try:
+            return decode(json.loads(path.read_text(encoding="utf-8")))
+        except FileNotFoundError:
+            return None
+        except (OSError, ValueError) as e:  # JSONDecodeError, UnicodeDecodeError, InvalidCdiSpec
+            reason = str(e) if isinstance(e, InvalidCdiSpec) else f"{type(e).__name__}: {e}"
+            raise StateError(f"CDI spec {path}: {reason}") from e
+
+    def remove(self, *, uid: ClaimUID) -> None:
+        try:
+            self._path(uid).unlink()
+        except FileNotFoundError:
+            return
+        self._sync_root()
+
+    def claim_uids(self) -> frozenset[ClaimUID]:
+        try:
+            names = os.listdir(self._root)
+        except FileNotFoundError:
+            return frozenset()
+        matches = (self._pattern.match(name) for name in names)
+        return frozenset(ClaimUID(m[1]) for m in matches if m and _is_uid(m[1]))
+
+    def _path(self, uid: ClaimUID) -> Path:
+        return self._root / f"{self._prefix}{check_uid(uid)}.json"
+
+    def _sync_root(self) -> None:
+        fd = os.open(self._root, os.O_RDONLY | os.O_DIRECTORY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+
+
+def _is_uid(text: str) -> bool:
+    try:
+        check_uid(text)
+    except InvalidName:
+        return False
+    return True

@@ -1,0 +1,132 @@
+"""Every CdiStore adapter behaves the same: the file store and its in-memory twin."""
+
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from npu_dra.adapters.cdi import FileCdiStore, MemoryCdiStore
+from npu_dra.domain.cdi import CdiDevice, CdiSpec, ContainerEdits, DeviceNode, Mount, claim_cdi_spec
+from npu_dra.domain.device import Device
+from npu_dra.domain.errors import DomainError
+from npu_dra.domain.ids import ClaimUID, DeviceName, DriverName
+from npu_dra.domain.ports import CdiStore
+from npu_dra.domain.profile import ASCEND_NPU
+
+UID = ClaimUID("a1b2c3d4-0000-4000-8000-000000000001")
+OTHER = ClaimUID("b0000000-0000-4000-8000-000000000002")
+HOSTILE_UIDS = ["../x", "a/b", "", "a" * 300, "..", "x\x00y", "-a"]
+
+
+def npu(index: int) -> Device:
+    return Device(DeviceName(f"npu-{index}"), index, index, index, 0, "910B4", 64 << 30)
+
+
+def spec_for(uid: ClaimUID, *indexes: int) -> CdiSpec:
+    devices = [npu(i) for i in indexes]
+    return claim_cdi_spec(uid, devices, driver=DriverName("npu.huawei.com"), profile=ASCEND_NPU)
+
+
+STORES: dict[str, Callable[[Path], CdiStore]] = {
+    "memory": lambda _: MemoryCdiStore(),
+    "file": lambda tmp: FileCdiStore(tmp / "cdi", driver="npu.huawei.com", cdi_class="npu"),
+}
+
+
+@pytest.fixture(params=STORES)
+def store(request: pytest.FixtureRequest, tmp_path: Path) -> CdiStore:
+    return STORES[request.param](tmp_path)
+
+
+def test_read_returns_what_was_written(store: CdiStore) -> None:
+    spec = spec_for(UID, 0, 3)
+    store.write(uid=UID, spec=spec)
+    assert store.read(uid=UID) == spec
+
+
+def test_round_trip_keeps_mounts_and_empty_options(store: CdiStore) -> None:
+    edits = ContainerEdits(
+        env=("A=1", "B="),
+        device_nodes=(DeviceNode("/dev/davinci0"),),
+        mounts=(
+            Mount("/usr/local/Ascend/driver", "/usr/local/Ascend/driver"),
+            Mount("/a", "/b", ()),
+        ),
+    )
+    spec = CdiSpec("k8s.npu.huawei.com/npu", (CdiDevice("claim-npu-0", edits),), edits)
+    store.write(uid=UID, spec=spec)
+    assert store.read(uid=UID) == spec
+
+
+def test_read_of_an_absent_spec_is_none(store: CdiStore) -> None:
+    assert store.read(uid=UID) is None
+
+
+def test_write_replaces_the_previous_spec(store: CdiStore) -> None:
+    store.write(uid=UID, spec=spec_for(UID, 0))
+    store.write(uid=UID, spec=spec_for(UID, 1, 2))
+    assert store.read(uid=UID) == spec_for(UID, 1, 2)
+    assert store.claim_uids() == {UID}
+
+
+def test_remove_is_idempotent(store: CdiStore) -> None:
+    store.write(uid=UID, spec=spec_for(UID, 0))
+    store.remove(uid=UID)
+    store.remove(uid=UID)
+    store.remove(uid=OTHER)
+    assert store.read(uid=UID) is None
+    assert store.claim_uids() == frozenset()
+
+
+def test_claim_uids_lists_exactly_the_written_claims(store: CdiStore) -> None:
+    assert store.claim_uids() == frozenset()
+    store.write(uid=UID, spec=spec_for(UID, 0))
+    store.write(uid=OTHER, spec=spec_for(OTHER, 1))
+    assert store.claim_uids() == {UID, OTHER}
+    store.remove(uid=UID)
+    assert store.claim_uids() == {OTHER}
+
+
+def test_a_digit_led_device_name_is_declared_as_cdi_0_5_0(store: CdiStore) -> None:
+    digit_uid = ClaimUID("0f000000-0000-4000-8000-000000000003")
+    store.write(uid=digit_uid, spec=spec_for(digit_uid, 0))
+    read = store.read(uid=digit_uid)
+    assert read is not None
+    assert read.version == "0.5.0"
+    assert read.devices == spec_for(digit_uid, 0).devices
+
+
+@pytest.mark.parametrize("uid", HOSTILE_UIDS)
+def test_hostile_uids_are_rejected_and_nothing_is_written(
+    store: CdiStore, uid: str, tmp_path: Path
+) -> None:
+    for call in (
+        lambda: store.write(uid=ClaimUID(uid), spec=spec_for(UID, 0)),
+        lambda: store.read(uid=ClaimUID(uid)),
+        lambda: store.remove(uid=ClaimUID(uid)),
+    ):
+        with pytest.raises(DomainError, match="claim UID"):
+            call()
+    assert store.claim_uids() == frozenset()
+    assert [p.name for p in tmp_path.rglob("*") if p.is_file()] == []
+
+
+@pytest.mark.parametrize(
+    "spec",
+    [
+        CdiSpec("k8s.npu.huawei.com/npu", ()),
+        CdiSpec("k8s.npu.huawei.com/npu", (CdiDevice("a", ContainerEdits()),)),
+        CdiSpec("no-class", (CdiDevice("a", ContainerEdits(env=("A=1",))),)),
+        CdiSpec("k8s.npu.huawei.com/npu", (CdiDevice("a", ContainerEdits(env=("NOEQUALS",))),)),
+        CdiSpec("k8s.npu.huawei.com/npu", (CdiDevice("a/b", ContainerEdits(env=("A=1",))),)),
+        CdiSpec("k8s.npu.huawei.com/npu", (CdiDevice("a", ContainerEdits(env=("A=1",))),) * 2),
+        CdiSpec(
+            "k8s.npu.huawei.com/npu", (CdiDevice("a", ContainerEdits(env=("A=1",))),), version="9"
+        ),
+    ],
+    ids=["no-devices", "empty-edits", "bad-kind", "bad-env", "bad-name", "dup-name", "bad-version"],
+)
+def test_a_spec_the_runtime_would_refuse_is_not_written(store: CdiStore, spec: CdiSpec) -> None:
+    with pytest.raises(ValueError):  # noqa: PT011 - each case has its own message
+        store.write(uid=UID, spec=spec)
+    assert store.claim_uids() == frozenset()
