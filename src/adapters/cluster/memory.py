@@ -1,0 +1,154 @@
+"""An in-memory Kubernetes API for the resource.k8s.io objects a node plugin touches.
+
+It keeps objects as API-shaped dicts with the server's bookkeeping (uid, resourceVersion,
+metadata.generation bumped on spec changes, generateName), so the same shapes flow through it as
+through a real API server and the cluster contract suite can hold both to one standard. UIDs and
+generated names are deterministic, so simulation output is stable from run to run.
+"""
+
+import copy
+import hashlib
+import threading
+import uuid
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from npu_dra.adapters.kube_shapes.claims import (
+    allocation_to_api,
+    claim_from_api,
+    device_class_from_api,
+)
+from npu_dra.adapters.kube_shapes.slices import node_owner, slice_from_api, slice_to_api
+from npu_dra.domain.claims import Allocation, ClaimRef, DeviceClass, ResourceClaim
+from npu_dra.domain.errors import NotFound
+from npu_dra.domain.ids import DeviceClassName, DriverName, NodeName
+from npu_dra.domain.pool import ResourceSlice
+from npu_dra.domain.pool_sync import plan_sync
+
+Key = tuple[str, str, str]  # kind, namespace ("" if cluster-scoped), name
+_UID_SPACE = uuid.UUID("6d1c3f6e-5b0c-4b7e-9d43-2f1d8c0e7a11")
+_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"
+
+
+class MemoryCluster:
+    def __init__(self) -> None:
+        self._objects: dict[Key, dict[str, Any]] = {}
+        self._version = 0
+        self._lock = threading.RLock()
+
+    # --- generic object store -------------------------------------------------------------
+    def create(self, obj: Mapping[str, Any]) -> dict[str, Any]:
+        with self._lock:
+            body = copy.deepcopy(dict(obj))
+            meta = body.setdefault("metadata", {})
+            if not meta.get("name"):
+                meta["name"] = self._generated_name(body["kind"], meta.get("generateName", ""))
+            key = self._key(body)
+            if key in self._objects:
+                raise ValueError(f"{key[0]} {key[2]} already exists")
+            meta["uid"] = str(uuid.uuid5(_UID_SPACE, f"{key}/{self._version}"))
+            meta["generation"] = 1
+            self._stamp(body)
+            self._objects[key] = body
+            return copy.deepcopy(body)
+
+    def update(self, obj: Mapping[str, Any]) -> dict[str, Any]:
+        """Replace an object; a stale resourceVersion is a conflict, as on a real server."""
+        with self._lock:
+            body = copy.deepcopy(dict(obj))
+            current = self._objects.get(self._key(body))
+            if current is None:
+                raise NotFound(f"{self._key(body)} does not exist")
+            given = body["metadata"].get("resourceVersion")
+            if given and given != current["metadata"]["resourceVersion"]:
+                raise ValueError(f"conflict: {self._key(body)} was modified")
+            body["metadata"]["uid"] = current["metadata"]["uid"]
+            changed = body.get("spec") != current.get("spec")
+            body["metadata"]["generation"] = current["metadata"]["generation"] + int(changed)
+            self._stamp(body)
+            self._objects[self._key(body)] = body
+            return copy.deepcopy(body)
+
+    def delete(self, kind: str, name: str, namespace: str = "") -> None:
+        with self._lock:
+            self._objects.pop((kind, namespace, name), None)
+
+    def get(self, kind: str, name: str, namespace: str = "") -> dict[str, Any] | None:
+        with self._lock:
+            found = self._objects.get((kind, namespace, name))
+            return copy.deepcopy(found) if found else None
+
+    def list(self, kind: str) -> list[dict[str, Any]]:
+        with self._lock:
+            return [copy.deepcopy(o) for k, o in sorted(self._objects.items()) if k[0] == kind]
+
+    # --- the ClusterApi port ----------------------------------------------------------------
+    def publish_pool(
+        self, *, node: NodeName, driver: DriverName, slices: Sequence[ResourceSlice]
+    ) -> tuple[ResourceSlice, ...]:
+        with self._lock:
+            stored = self.list_slices(driver=driver, node=node)
+            plan = plan_sync(stored, slices)
+            owner = self._node_owner(node)
+            for name in plan.deletes:
+                self.delete("ResourceSlice", name)
+            for s in plan.updates:
+                current = self.get("ResourceSlice", s.name or "") or {}
+                self.update(
+                    {**slice_to_api(s, owner=owner), "metadata": current.get("metadata", {})}
+                )
+            for s in plan.creates:
+                self.create(slice_to_api(s, owner=owner))
+            return self.list_slices(driver=driver, node=node)
+
+    def list_slices(
+        self, *, driver: DriverName | None = None, node: NodeName | None = None
+    ) -> tuple[ResourceSlice, ...]:
+        found = (slice_from_api(o) for o in self.list("ResourceSlice"))
+        return tuple(
+            s
+            for s in found
+            if (driver is None or s.driver == driver) and (node is None or s.node_name == node)
+        )
+
+    def get_claim(self, *, ref: ClaimRef) -> ResourceClaim:
+        obj = self.get("ResourceClaim", ref.name, ref.namespace)
+        if obj is None or obj["metadata"]["uid"] != ref.uid:
+            raise NotFound(f"ResourceClaim {ref} not found (deleted or replaced)")
+        return claim_from_api(obj)
+
+    def get_device_class(self, *, name: DeviceClassName) -> DeviceClass:
+        obj = self.get("DeviceClass", name)
+        if obj is None:
+            raise NotFound(f"DeviceClass {name} not found")
+        return device_class_from_api(obj)
+
+    # --- what the scheduler and tests do ----------------------------------------------------
+    def set_allocation(self, ref: ClaimRef, allocation: Allocation) -> None:
+        with self._lock:
+            obj = self.get("ResourceClaim", ref.name, ref.namespace)
+            if obj is None or obj["metadata"]["uid"] != ref.uid:
+                raise NotFound(f"ResourceClaim {ref} not found")
+            obj.setdefault("status", {})["allocation"] = allocation_to_api(allocation)
+            self.update(obj)
+
+    # --- internals --------------------------------------------------------------------------
+    def _key(self, body: Mapping[str, Any]) -> Key:
+        meta = body["metadata"]
+        return (str(body["kind"]), str(meta.get("namespace") or ""), str(meta["name"]))
+
+    def _stamp(self, body: dict[str, Any]) -> None:
+        self._version += 1
+        body["metadata"]["resourceVersion"] = str(self._version)
+
+    def _generated_name(self, kind: str, prefix: str) -> str:
+        for attempt in range(1000):
+            digest = hashlib.sha256(f"{prefix}/{self._version}/{attempt}".encode()).digest()
+            name = prefix + "".join(_ALPHABET[b % len(_ALPHABET)] for b in digest[:5])
+            if not any(k[0] == kind and k[2] == name for k in self._objects):
+                return name
+        raise RuntimeError(f"no free name for prefix {prefix!r}")
+
+    def _node_owner(self, node: NodeName) -> dict[str, Any] | None:
+        found = self.get("Node", node)
+        return node_owner(node, found["metadata"]["uid"]) if found else None

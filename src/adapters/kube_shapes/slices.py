@@ -1,0 +1,105 @@
+"""ResourceSlice (resource.k8s.io/v1, flat devices) to and from the domain."""
+
+from collections.abc import Mapping
+from typing import Any
+
+from npu_dra.adapters.kube_shapes.reader import Fields, describe
+from npu_dra.domain.attributes import AttributeValue, Version
+from npu_dra.domain.errors import DomainError
+from npu_dra.domain.ids import DeviceName, DriverName, NodeName, PoolName
+from npu_dra.domain.pool import PoolRef, PublishedDevice, ResourceSlice
+from npu_dra.domain.quantity import Quantity
+
+API_VERSION = "resource.k8s.io/v1"
+
+
+def attribute_to_api(value: AttributeValue) -> dict[str, Any]:
+    if isinstance(value, bool):
+        return {"bool": value}
+    if isinstance(value, int):
+        return {"int": value}
+    if isinstance(value, Version):
+        return {"version": value.text}
+    return {"string": value}
+
+
+def attribute_from_api(fields: Fields) -> AttributeValue:
+    kinds = [k for k in ("int", "bool", "string", "version") if fields.has(k)]
+    if len(kinds) != 1:
+        raise fields.fail("", "exactly one of int, bool, string, version must be set")
+    kind = kinds[0]
+    if kind == "int":
+        return fields.need("int", int)
+    if kind == "bool":
+        return fields.need("bool", bool)
+    if kind == "version":
+        return Version(fields.need("version", str))
+    return fields.need("string", str)
+
+
+def device_to_api(device: PublishedDevice) -> dict[str, Any]:
+    body: dict[str, Any] = {"name": device.name}
+    if device.attributes:
+        body["attributes"] = {k: attribute_to_api(v) for k, v in device.attributes.items()}
+    if device.capacity:
+        body["capacity"] = {k: {"value": q.text} for k, q in device.capacity.items()}
+    return body
+
+
+def device_from_api(fields: Fields) -> PublishedDevice:
+    attributes = {
+        k: attribute_from_api(fields.sub("attributes").sub(k)) for k in fields.mapping("attributes")
+    }
+    capacity = {}
+    for key in fields.mapping("capacity"):
+        entry = fields.sub("capacity").sub(key)
+        try:
+            capacity[key] = Quantity.parse(entry.need("value", str))
+        except DomainError as error:
+            raise entry.fail("value", str(error)) from error
+    return PublishedDevice(DeviceName(fields.need("name", str)), attributes, capacity)
+
+
+def slice_to_api(s: ResourceSlice, *, owner: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """The object to create/update; `owner` is the Node ownerReference (GC with the node)."""
+    metadata: dict[str, Any] = (
+        {"name": s.name} if s.name else {"generateName": f"{s.node_name}-{s.driver}-"}
+    )
+    if owner:
+        metadata["ownerReferences"] = [dict(owner)]
+    return {
+        "apiVersion": API_VERSION,
+        "kind": "ResourceSlice",
+        "metadata": metadata,
+        "spec": {
+            "driver": s.driver,
+            "nodeName": s.node_name,
+            "pool": {
+                "name": s.pool.name,
+                "generation": s.pool.generation,
+                "resourceSliceCount": s.pool.resource_slice_count,
+            },
+            "devices": [device_to_api(d) for d in s.devices],
+        },
+    }
+
+
+def slice_from_api(obj: Mapping[str, Any]) -> ResourceSlice:
+    root = Fields(obj, obj=describe({"kind": "ResourceSlice", **obj}))
+    spec = root.sub("spec")
+    pool = spec.sub("pool")
+    return ResourceSlice(
+        driver=DriverName(spec.need("driver", str)),
+        node_name=NodeName(spec.get("nodeName", str, "")),
+        pool=PoolRef(
+            PoolName(pool.need("name", str)),
+            pool.get("generation", int, 0),
+            pool.get("resourceSliceCount", int, 1),
+        ),
+        devices=tuple(device_from_api(d) for d in spec.items("devices")),
+        name=root.sub("metadata").opt("name", str),
+    )
+
+
+def node_owner(name: str, uid: str) -> dict[str, Any]:
+    return {"apiVersion": "v1", "kind": "Node", "name": name, "uid": uid, "controller": True}

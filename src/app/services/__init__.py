@@ -1,0 +1,1 @@
+"""Application services: they apply what the domain computes, through the ports."""

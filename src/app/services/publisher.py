@@ -1,0 +1,27 @@
+"""Publishes the node's pool: probe (through the cache), compute slices, sync them to the API."""
+
+import logging
+
+from npu_dra.app.services.inventory import InventoryCache
+from npu_dra.domain.ids import DriverName
+from npu_dra.domain.pool import ResourceSlice, desired_slices
+from npu_dra.domain.ports import ClusterApi
+
+log = logging.getLogger(__name__)
+
+
+class PoolPublisher:
+    def __init__(
+        self, *, inventory: InventoryCache, cluster: ClusterApi, driver: DriverName
+    ) -> None:
+        self._inventory = inventory
+        self._cluster = cluster
+        self._driver = driver
+
+    def publish(self, *, refresh: bool = True) -> tuple[ResourceSlice, ...]:
+        current = self._inventory.refresh() if refresh else self._inventory.current()
+        desired = desired_slices(current, driver=self._driver, generation=0)
+        stored = self._cluster.publish_pool(node=current.node, driver=self._driver, slices=desired)
+        devices = sum(len(s.devices) for s in stored)
+        log.info("published pool %s: %d slice(s), %d device(s)", current.node, len(stored), devices)
+        return stored
