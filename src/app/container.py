@@ -1,0 +1,93 @@
+"""The composition root: every object graph npu-dra runs is built here, from configuration.
+
+`NodeContainer` holds what one node's plugin needs (hardware, stores, services); the kubelet
+plugin uses one, the simulation one per simulated node, all sharing the root's cluster API.
+Services receive their collaborators as constructor arguments and never look them up.
+"""
+
+from pathlib import Path
+
+from dependency_injector import containers, providers
+
+from npu_dra.adapters.cdi.files import FileCdiStore
+from npu_dra.adapters.cdi.memory import MemoryCdiStore
+from npu_dra.adapters.cel.evaluator import CelSelectorEvaluator
+from npu_dra.adapters.checkpoint.files import FileCheckpointStore
+from npu_dra.adapters.checkpoint.memory import MemoryCheckpointStore
+from npu_dra.adapters.cluster.memory import MemoryCluster
+from npu_dra.adapters.hardware.fake import FakeHardware
+from npu_dra.app.services.inventory import InventoryCache
+from npu_dra.app.services.preparer import ClaimPreparer
+from npu_dra.app.services.publisher import PoolPublisher
+from npu_dra.domain.profile import PROFILES, DeviceProfile
+
+
+def profile_named(name: str) -> DeviceProfile:
+    try:
+        return PROFILES[name]
+    except KeyError:
+        raise ValueError(f"unknown device profile {name!r}; known: {', '.join(PROFILES)}") from None
+
+
+def plugin_data_dir(plugins_dir: str, driver: str) -> Path:
+    """`<kubelet plugins dir>/<driver>`: same path inside and outside the container."""
+    return Path(plugins_dir) / driver
+
+
+def checkpoint_path(plugins_dir: str, driver: str) -> Path:
+    return plugin_data_dir(plugins_dir, driver) / "checkpoint.json"
+
+
+class NodeContainer(containers.DeclarativeContainer):
+    config = providers.Configuration()
+    cluster = providers.Dependency()
+
+    profile = providers.Callable(profile_named, config.device_profile)
+    hardware = providers.Selector(
+        config.hardware.kind,
+        fake=providers.Singleton(
+            FakeHardware, providers.Callable(Path, config.hardware.fake_file), node=config.node_name
+        ),
+    )
+    inventory = providers.Singleton(InventoryCache, probe=hardware)
+    cdi_store = providers.Selector(
+        config.state.kind,
+        files=providers.Singleton(
+            FileCdiStore,
+            providers.Callable(Path, config.cdi_root),
+            driver=config.driver_name,
+            cdi_class=profile.provided.cdi_class,
+        ),
+        memory=providers.Singleton(MemoryCdiStore),
+    )
+    checkpoint_store = providers.Selector(
+        config.state.kind,
+        files=providers.Singleton(
+            FileCheckpointStore,
+            providers.Callable(checkpoint_path, config.plugins_dir, config.driver_name),
+        ),
+        memory=providers.Singleton(MemoryCheckpointStore),
+    )
+    publisher = providers.Singleton(
+        PoolPublisher, inventory=inventory, cluster=cluster, driver=config.driver_name
+    )
+    preparer = providers.Singleton(
+        ClaimPreparer,
+        cluster=cluster,
+        cdi=cdi_store,
+        checkpoints=checkpoint_store,
+        inventory=inventory,
+        driver=config.driver_name,
+        profile=profile,
+    )
+
+
+class Container(containers.DeclarativeContainer):
+    config = providers.Configuration()
+
+    cluster = providers.Selector(
+        config.cluster.kind,
+        memory=providers.Singleton(MemoryCluster),
+    )
+    selector_evaluator = providers.Singleton(CelSelectorEvaluator)
+    node = providers.Container(NodeContainer, config=config, cluster=cluster)
