@@ -132,6 +132,11 @@ def test_a_missing_root_lists_nothing_and_is_created_on_write(
             "unsupported fields",
         ),
         (b"[]", "not an object"),
+        (
+            b'{"cdiVersion": "0.3.0", "kind": "a/b", "devices": '
+            b'[{"name": "0x", "containerEdits": {"env": ["A=1"]}}]}',
+            "older than its content needs (0.5.0)",
+        ),
     ],
 )
 def test_a_malformed_spec_of_ours_is_a_state_error_naming_the_file(

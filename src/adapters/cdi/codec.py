@@ -53,7 +53,8 @@ def required_version(spec: CdiSpec) -> str:
 
 def encode(spec: CdiSpec) -> Json:
     _check(spec)
-    version = max(spec.version, required_version(spec), key=KNOWN_VERSIONS.index)
+    needed = required_version(spec)
+    version = needed if _older(spec.version, needed) else spec.version
     doc: Json = {
         "cdiVersion": version,
         "kind": spec.kind,
@@ -77,7 +78,15 @@ def decode(doc: object) -> CdiSpec:
         version=_str(top, "cdiVersion"),
     )
     _check(spec)
+    if _older(spec.version, needed := required_version(spec)):
+        raise InvalidCdiSpec(
+            f"cdiVersion {spec.version} is older than its content needs ({needed})"
+        )
     return spec
+
+
+def _older(version: str, than: str) -> bool:
+    return KNOWN_VERSIONS.index(version) < KNOWN_VERSIONS.index(than)
 
 
 def _check(spec: CdiSpec) -> None:
