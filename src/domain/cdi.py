@@ -14,6 +14,7 @@ from npu_dra.domain.ids import ClaimUID, DriverName
 from npu_dra.domain.profile import DeviceProfile
 
 CDI_VERSION = "0.3.0"
+DIGIT_NAME_VERSION = "0.5.0"  # device names may start with a digit from CDI 0.5.0 on
 
 
 @attrs.frozen
@@ -81,4 +82,9 @@ def claim_cdi_spec(
         )
         for d in ordered
     )
-    return CdiSpec(cdi_kind(driver, profile), cdi_devices, common)
+    return CdiSpec(cdi_kind(driver, profile), cdi_devices, common, _minimum_version(cdi_devices))
+
+
+def _minimum_version(devices: tuple[CdiDevice, ...]) -> str:
+    """The oldest CDI version that accepts these names (claim UIDs often start with a digit)."""
+    return DIGIT_NAME_VERSION if any(d.name[:1].isdigit() for d in devices) else CDI_VERSION

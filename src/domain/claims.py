@@ -22,6 +22,13 @@ from npu_dra.domain.ids import (
 _UID = re.compile(r"^[a-zA-Z0-9]([-a-zA-Z0-9]{0,62}[a-zA-Z0-9])?$")
 
 
+def check_claim_uid(uid: str) -> ClaimUID:
+    """`uid` if it is a UID (letters, digits, '-'; <=64), else InvalidName. UIDs become paths."""
+    if not _UID.match(uid):
+        raise InvalidName(f"claim UID {uid[:80]!r} is not a UID (letters, digits, '-')")
+    return ClaimUID(uid)
+
+
 class AllocationMode(enum.Enum):
     EXACT_COUNT = "ExactCount"
     ALL = "All"
@@ -98,8 +105,7 @@ class ClaimRef:
 
     @uid.validator
     def _check_uid(self, _: "attrs.Attribute[ClaimUID]", value: str) -> None:
-        if not _UID.match(value):
-            raise InvalidName(f"claim UID {value[:80]!r} is not a UID (letters, digits, '-')")
+        check_claim_uid(value)
 
     def __str__(self) -> str:
         return f"{self.namespace}/{self.name} ({self.uid})"
