@@ -5,7 +5,9 @@ plugin uses one, the simulation one per simulated node, all sharing the root's c
 Services receive their collaborators as constructor arguments and never look them up.
 """
 
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 from dependency_injector import containers, providers
 
@@ -19,6 +21,7 @@ from npu_dra.adapters.hardware.fake import FakeHardware
 from npu_dra.app.services.inventory import InventoryCache
 from npu_dra.app.services.preparer import ClaimPreparer
 from npu_dra.app.services.publisher import PoolPublisher
+from npu_dra.domain.ports import ClusterApi
 from npu_dra.domain.profile import PROFILES, DeviceProfile
 
 
@@ -34,19 +37,34 @@ def plugin_data_dir(plugins_dir: str, driver: str) -> Path:
     return Path(plugins_dir) / driver
 
 
+def fake_description(
+    fake_file: str | None, inline: Mapping[str, Any] | None
+) -> Path | Mapping[str, Any]:
+    """A node description file, or one given inline (the simulation's SimulatedNode.spec)."""
+    if inline:
+        return inline
+    if not fake_file:
+        raise ValueError("fake hardware needs a node description file")
+    return Path(fake_file)
+
+
 def checkpoint_path(plugins_dir: str, driver: str) -> Path:
     return plugin_data_dir(plugins_dir, driver) / "checkpoint.json"
 
 
 class NodeContainer(containers.DeclarativeContainer):
     config = providers.Configuration()
-    cluster = providers.Dependency()
+    cluster: providers.Dependency[ClusterApi] = providers.Dependency()
 
     profile = providers.Callable(profile_named, config.device_profile)
     hardware = providers.Selector(
         config.hardware.kind,
         fake=providers.Singleton(
-            FakeHardware, providers.Callable(Path, config.hardware.fake_file), node=config.node_name
+            FakeHardware,
+            providers.Callable(
+                fake_description, config.hardware.fake_file, config.hardware.description
+            ),
+            node=config.node_name,
         ),
     )
     inventory = providers.Singleton(InventoryCache, probe=hardware)

@@ -1,0 +1,1 @@
+"""Subcommands of the npu-dra CLI; each module exposes register(subparsers)."""

@@ -1,0 +1,78 @@
+"""`npu-dra simulate`: the seed's discover → publish → allocate → prepare flow, offline."""
+
+import argparse
+import sys
+import tempfile
+from pathlib import Path
+
+from npu_dra.app.container import Container, NodeContainer
+from npu_dra.app.simulation.render import render
+from npu_dra.app.simulation.run import NodePlugin, simulate
+from npu_dra.app.simulation.scenario import Scenario, ScenarioError, load_scenario
+from npu_dra.domain.errors import DomainError
+
+DEFAULT_DRIVER = "npu.huawei.com"
+
+
+def register(subparsers: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None:
+    parser = subparsers.add_parser(
+        "simulate",
+        help="show what the cluster would publish and allocate, with no cluster",
+        description=__doc__,
+    )
+    parser.add_argument("--scenario", type=Path, help="Kubernetes-shaped YAML (default: built-in)")
+    parser.add_argument("--output", choices=("table", "yaml", "json"), default="table")
+    parser.add_argument("--driver-name", default=DEFAULT_DRIVER)
+    parser.add_argument(
+        "--cdi-root", type=Path, help="write CDI specs here (default: a temporary directory)"
+    )
+    parser.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    try:
+        scenario = load_scenario(args.scenario)
+    except ScenarioError as error:
+        print(f"npu-dra simulate: {error}", file=sys.stderr)
+        return 2
+    with tempfile.TemporaryDirectory(prefix="npu-dra-sim-") as scratch:
+        root = Container()
+        root.config.from_dict({"cluster": {"kind": "memory"}})
+        cdi_root = args.cdi_root or Path(scratch) / "cdi"
+        plugins = [
+            _plugin(
+                root, scenario, i, driver=args.driver_name, cdi_root=cdi_root, scratch=Path(scratch)
+            )
+            for i in range(len(scenario.nodes))
+        ]
+        try:
+            result = simulate(
+                scenario,
+                cluster=root.cluster(),
+                plugins=plugins,
+                evaluator=root.selector_evaluator(),
+            )
+        except DomainError as error:
+            print(f"npu-dra simulate: {scenario.source}: {error}", file=sys.stderr)
+            return 1
+        print(render(result, args.output))
+    return 0
+
+
+def _plugin(
+    root: Container, scenario: Scenario, index: int, *, driver: str, cdi_root: Path, scratch: Path
+) -> NodePlugin:
+    name, hardware = scenario.nodes[index]
+    node = NodeContainer(cluster=root.cluster)
+    node.config.from_dict(
+        {
+            "node_name": name,
+            "driver_name": driver,
+            "device_profile": "npu",
+            "hardware": {"kind": "fake", "description": dict(hardware)},
+            "state": {"kind": "files"},
+            "cdi_root": str(cdi_root / name),
+            "plugins_dir": str(scratch / "plugins" / name),
+        }
+    )
+    return NodePlugin(name, node.publisher(), node.preparer(), node.cdi_store())
