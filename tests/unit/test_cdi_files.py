@@ -83,7 +83,7 @@ def test_a_failed_rename_keeps_the_old_spec_and_leaves_no_temp_file(
         raise OSError("simulated crash before rename")
 
     monkeypatch.setattr(os, "replace", crash)
-    with pytest.raises(OSError, match="simulated"):
+    with pytest.raises(StateError, match=rf"{FILE_NAME}: cannot write: simulated"):
         write_claim(store)
     assert [p.name for p in root.iterdir()] == [FILE_NAME]
     assert (root / FILE_NAME).read_bytes() == before

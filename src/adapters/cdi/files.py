@@ -8,9 +8,9 @@ files that follow our transient naming convention are ever read, listed or remov
 import json
 import os
 import re
-import tempfile
 from pathlib import Path
 
+from npu_dra.adapters.atomic import atomic_write, fsync_dir
 from npu_dra.adapters.cdi.codec import InvalidCdiSpec, check_uid, decode, encode
 from npu_dra.domain.cdi import CdiSpec
 from npu_dra.domain.errors import InvalidName, StateError
@@ -30,21 +30,11 @@ class FileCdiStore:
     def write(self, *, uid: ClaimUID, spec: CdiSpec) -> None:
         path = self._path(uid)
         data = json.dumps(encode(spec), indent=2).encode() + b"\n"
-        self._root.mkdir(parents=True, exist_ok=True)
-        # Atomic like the Go writer: temp file in the same directory, fsync, rename over the
-        # target, fsync the directory. A crash leaves the old spec or the new one, never a mix.
-        fd, temp = tempfile.mkstemp(prefix="spec.", suffix=".tmp", dir=self._root)
+        # Atomic like the Go writer: a crash leaves the old spec or the new one, never a mix.
         try:
-            with os.fdopen(fd, "wb") as out:
-                out.write(data)
-                out.flush()
-                os.fchmod(out.fileno(), SPEC_MODE)
-                os.fsync(out.fileno())
-            os.replace(temp, path)
-        except BaseException:
-            Path(temp).unlink(missing_ok=True)
-            raise
-        self._sync_root()
+            atomic_write(path, data, mode=SPEC_MODE, temp_prefix="spec.")
+        except OSError as e:
+            raise StateError(f"CDI spec {path}: cannot write: {e}") from e
 
     def read(self, *, uid: ClaimUID) -> CdiSpec | None:
         path = self._path(uid)
@@ -57,11 +47,14 @@ class FileCdiStore:
             raise StateError(f"CDI spec {path}: {reason}") from e
 
     def remove(self, *, uid: ClaimUID) -> None:
+        path = self._path(uid)
         try:
-            self._path(uid).unlink()
+            path.unlink()
+            fsync_dir(self._root)
         except FileNotFoundError:
             return
-        self._sync_root()
+        except OSError as e:
+            raise StateError(f"CDI spec {path}: cannot remove: {e}") from e
 
     def claim_uids(self) -> frozenset[ClaimUID]:
         try:
@@ -73,13 +66,6 @@ class FileCdiStore:
 
     def _path(self, uid: ClaimUID) -> Path:
         return self._root / f"{self._prefix}{check_uid(uid)}.json"
-
-    def _sync_root(self) -> None:
-        fd = os.open(self._root, os.O_RDONLY | os.O_DIRECTORY)
-        try:
-            os.fsync(fd)
-        finally:
-            os.close(fd)
 
 
 def _is_uid(text: str) -> bool:

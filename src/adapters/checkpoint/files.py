@@ -6,10 +6,9 @@ reported, never mistaken for "nothing prepared".
 """
 
 import json
-import os
-import tempfile
 from pathlib import Path
 
+from npu_dra.adapters.atomic import atomic_write
 from npu_dra.adapters.checkpoint.codec import decode, encode
 from npu_dra.domain.checkpoint import Checkpoint
 from npu_dra.domain.errors import StateError
@@ -35,23 +34,8 @@ class FileCheckpointStore:
 
     def save(self, *, checkpoint: Checkpoint) -> None:
         data = json.dumps(encode(checkpoint), indent=2, sort_keys=True).encode() + b"\n"
-        directory = self.path.parent
-        directory.mkdir(parents=True, exist_ok=True)
-        # Temp file in the same directory, fsync, rename over the target, fsync the directory:
-        # a crash at any point leaves the previous checkpoint or the new one, whole.
-        fd, temp = tempfile.mkstemp(prefix=f".{self.path.name}.", suffix=".tmp", dir=directory)
+        # A crash at any point leaves the previous checkpoint or the new one, whole.
         try:
-            with os.fdopen(fd, "wb") as out:
-                out.write(data)
-                out.flush()
-                os.fchmod(out.fileno(), CHECKPOINT_MODE)
-                os.fsync(out.fileno())
-            os.replace(temp, self.path)
-        except BaseException:
-            Path(temp).unlink(missing_ok=True)
-            raise
-        dir_fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY)
-        try:
-            os.fsync(dir_fd)
-        finally:
-            os.close(dir_fd)
+            atomic_write(self.path, data, mode=CHECKPOINT_MODE, temp_prefix=f".{self.path.name}.")
+        except OSError as e:
+            raise StateError(f"checkpoint {self.path}: cannot write: {e}") from e
