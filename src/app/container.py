@@ -17,7 +17,15 @@ from npu_dra.adapters.cel.evaluator import CelSelectorEvaluator
 from npu_dra.adapters.checkpoint.files import FileCheckpointStore
 from npu_dra.adapters.checkpoint.memory import MemoryCheckpointStore
 from npu_dra.adapters.cluster.memory import MemoryCluster
+from npu_dra.adapters.grpc.registration import RegistrationState
 from npu_dra.adapters.hardware.fake import FakeHardware
+from npu_dra.app.kubelet_plugin.servers import (
+    dra_socket_path,
+    registration_socket_path,
+    serve_dra,
+    serve_health,
+    serve_registration,
+)
 from npu_dra.app.services.inventory import InventoryCache
 from npu_dra.app.services.preparer import ClaimPreparer
 from npu_dra.app.services.publisher import PoolPublisher
@@ -97,6 +105,29 @@ class NodeContainer(containers.DeclarativeContainer):
         inventory=inventory,
         driver=config.driver_name,
         profile=profile,
+    )
+    # The kubelet plugin's servers (resources: started when first asked for, in the runtime's
+    # order, and stopped on shutdown); the simulation never asks for them.
+    registration_state = providers.Singleton(RegistrationState)
+    dra_socket = providers.Callable(dra_socket_path, config.plugins_dir, config.driver_name)
+    registration_socket = providers.Callable(
+        registration_socket_path, config.registrar_dir, config.driver_name
+    )
+    dra_server = providers.Resource(serve_dra, socket=dra_socket, preparer=preparer)
+    registration_server = providers.Resource(
+        serve_registration,
+        socket=registration_socket,
+        driver=config.driver_name,
+        endpoint=dra_socket,
+        state=registration_state,
+    )
+    health_server = providers.Resource(
+        serve_health,
+        host=config.healthcheck_host,
+        port=config.healthcheck_port,
+        registration=registration_socket,
+        dra=dra_socket,
+        state=registration_state,
     )
 
 

@@ -1,0 +1,149 @@
+"""Flags of `npu-dra kubelet-plugin`, each with an environment fallback, and their config dict.
+
+The DaemonSet passes flags (`--node-name=$(NODE_NAME)` ...); the same names as env vars let a
+manifest or a developer set them without args. A flag wins over its env var, which wins over the
+built-in default. `--cluster memory` swaps the Kubernetes API for an in-memory one: it exists
+for tests and demos only and is never what a node runs.
+"""
+
+import argparse
+import os
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+import attrs
+
+LOG_LEVELS = ("debug", "info", "warning", "error")
+LOG_FORMATS = ("text", "json")
+CLUSTERS = ("kubernetes", "memory")
+# The kubelet's gRPC probe dials the pod IP (the node's own, with hostNetwork).
+HEALTHCHECK_HOST = "0.0.0.0"  # noqa: S104
+
+
+@attrs.frozen
+class Hardware:
+    kind: str  # "npu_smi" | "fake"
+    fake_file: Path | None = None
+
+
+@attrs.frozen
+class Settings:
+    node_name: str
+    device_profile: str
+    driver_name: str
+    registrar_dir: Path
+    plugins_dir: Path
+    cdi_root: Path
+    healthcheck_port: int
+    kubeconfig: str
+    hardware: Hardware
+    npu_smi: str
+    log_level: str
+    log_format: str
+    cluster: str
+
+    @classmethod
+    def from_args(cls, args: argparse.Namespace) -> "Settings":
+        return cls(**{field.name: getattr(args, field.name) for field in attrs.fields(cls)})
+
+    def config(self) -> dict[str, Any]:
+        """The container's configuration (see app/container.py for the keys it reads)."""
+        return {
+            "node_name": self.node_name,
+            "driver_name": self.driver_name,
+            "device_profile": self.device_profile,
+            "hardware": {
+                "kind": self.hardware.kind,
+                "fake_file": str(self.hardware.fake_file or ""),
+                "npu_smi_path": self.npu_smi,
+            },
+            "state": {"kind": "files"},
+            "cdi_root": str(self.cdi_root),
+            "plugins_dir": str(self.plugins_dir),
+            "registrar_dir": str(self.registrar_dir),
+            "healthcheck_host": HEALTHCHECK_HOST,
+            "healthcheck_port": self.healthcheck_port,
+            "cluster": {"kind": self.cluster, "kubeconfig": self.kubeconfig},
+        }
+
+
+def hardware(text: str) -> Hardware:
+    """`npu-smi` (the real chips) or `fake:FILE` (a node description file)."""
+    if text == "npu-smi":
+        return Hardware("npu_smi")
+    kind, _, file = text.partition(":")
+    if kind != "fake" or not file:
+        raise argparse.ArgumentTypeError(f"{text!r}: expected npu-smi or fake:FILE")
+    return Hardware("fake", Path(file))
+
+
+def one_of(choices: tuple[str, ...]) -> Callable[[str], str]:
+    """A `type=` that also checks env values (argparse checks `choices` on argv only)."""
+
+    def check(text: str) -> str:
+        if text.lower() not in choices:
+            raise argparse.ArgumentTypeError(f"{text!r}: expected one of {', '.join(choices)}")
+        return text.lower()
+
+    return check
+
+
+def healthcheck_port(text: str) -> int:
+    try:
+        port = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a port number") from None
+    if not -1 <= port <= 65535:
+        raise argparse.ArgumentTypeError(f"{port}: expected -1 (off), 0 (any free port) or a port")
+    return port
+
+
+def add_arguments(
+    parser: argparse.ArgumentParser, environ: Mapping[str, str] | None = None
+) -> None:
+    env = os.environ if environ is None else environ
+
+    def flag(name: str, var: str, default: str | None, help: str, **kw: Any) -> None:
+        value = env.get(var) or default
+        shown = f" (env {var}; default {default})" if default is not None else f" (env {var})"
+        parser.add_argument(name, default=value, required=value is None, help=help + shown, **kw)
+
+    flag("--node-name", "NODE_NAME", None, "this node's name")
+    flag("--device-profile", "DEVICE_PROFILE", "npu", "device family profile")
+    flag("--driver-name", "DRIVER_NAME", "npu.huawei.com", "DRA driver name")
+    flag(
+        "--kubelet-registrar-directory-path",
+        "KUBELET_REGISTRAR_DIRECTORY_PATH",
+        "/var/lib/kubelet/plugins_registry",
+        "where the kubelet looks for registration sockets",
+        dest="registrar_dir",
+        type=Path,
+    )
+    flag(
+        "--kubelet-plugins-directory-path",
+        "KUBELET_PLUGINS_DIRECTORY_PATH",
+        "/var/lib/kubelet/plugins",
+        "parent of this plugin's data dir (DRA socket, checkpoint)",
+        dest="plugins_dir",
+        type=Path,
+    )
+    flag("--cdi-root", "CDI_ROOT", "/var/run/cdi", "CDI spec directory", type=Path)
+    flag(
+        "--healthcheck-port",
+        "HEALTHCHECK_PORT",
+        "-1",
+        "grpc.health.v1 port; -1 off, 0 any free port",
+        type=healthcheck_port,
+    )
+    flag("--kubeconfig", "KUBECONFIG", "", "kubeconfig file; empty means in-cluster config")
+    flag("--hardware", "HARDWARE", "npu-smi", "npu-smi or fake:FILE", type=hardware)
+    flag("--npu-smi", "NPU_SMI_PATH", "npu-smi", "npu-smi command")
+    flag("--log-level", "LOG_LEVEL", "info", "log level", type=one_of(LOG_LEVELS))
+    flag("--log-format", "LOG_FORMAT", "text", "log format", type=one_of(LOG_FORMATS))
+    parser.add_argument(
+        "--cluster",
+        choices=CLUSTERS,
+        default="kubernetes",
+        help="cluster API; memory is an empty in-memory API for tests and demos only",
+    )

@@ -1,0 +1,76 @@
+"""The plugin's three servers as DI resources: each starts when first asked for and stops on
+shutdown. The runtime asks for them in the kubelet's order (DRA socket serving before the
+registration socket appears) and shuts them down in reverse.
+"""
+
+from collections.abc import Iterator
+from functools import partial
+from pathlib import Path
+
+from npu_dra.adapters.grpc.dra_servicer import ClaimPreparing, DraCalls, add_dra_services
+from npu_dra.adapters.grpc.health_servicer import HealthServer, HealthServicer, LivenessProbe
+from npu_dra.adapters.grpc.registration import (
+    DRA_VERSIONS,
+    RegistrationServicer,
+    RegistrationState,
+    add_registration,
+    registration_socket,
+)
+from npu_dra.adapters.grpc.sockets import UnixGrpcServer
+
+STOP_GRACE_S = 5.0  # in-flight prepares finish; the kubelet retries anything cut off
+DRA_WORKERS = 8
+
+
+def dra_socket_path(plugins_dir: str, driver: str) -> Path:
+    """`<kubelet plugins dir>/<driver>/dra.sock`, the endpoint the registration announces."""
+    return Path(plugins_dir) / driver / "dra.sock"
+
+
+def registration_socket_path(registrar_dir: str, driver: str) -> Path:
+    return registration_socket(Path(registrar_dir), driver)
+
+
+def serve_dra(*, socket: Path, preparer: ClaimPreparing) -> Iterator[UnixGrpcServer]:
+    calls = DraCalls(preparer)
+    server = UnixGrpcServer(
+        socket, partial(add_dra_services, calls=calls), workers=DRA_WORKERS, name="dra"
+    )
+    server.start()
+    try:
+        yield server
+    finally:
+        server.stop(STOP_GRACE_S)
+
+
+def serve_registration(
+    *, socket: Path, driver: str, endpoint: Path, state: RegistrationState
+) -> Iterator[UnixGrpcServer]:
+    servicer = RegistrationServicer(
+        driver=driver, endpoint=endpoint, versions=DRA_VERSIONS, state=state
+    )
+    server = UnixGrpcServer(
+        socket, partial(add_registration, servicer=servicer), workers=2, name="registration"
+    )
+    server.start()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+def serve_health(
+    *, host: str, port: int, registration: Path, dra: Path, state: RegistrationState
+) -> Iterator[HealthServer | None]:
+    if port < 0:
+        yield None
+        return
+    probe = LivenessProbe(
+        registration_socket=registration, dra_socket=dra, registration_failure=state.failure
+    )
+    server = HealthServer(HealthServicer(probe), host=host, port=port)
+    server.start()
+    try:
+        yield server
+    finally:
+        server.stop()
