@@ -10,13 +10,13 @@ import attrs
 
 from npu_dra.domain.errors import InvalidName
 
-_IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,31}$")
+_IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,31}\Z")
 _DNS_LABEL = r"[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?"
-_DNS_SUBDOMAIN = re.compile(rf"^{_DNS_LABEL}(\.{_DNS_LABEL})*$")
+_DNS_SUBDOMAIN = re.compile(rf"^{_DNS_LABEL}(\.{_DNS_LABEL})*\Z")
 _SEMVER = re.compile(
     r"^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)"
     r"(-((0|[1-9]\d*|\d*[a-zA-Z-][0-9a-zA-Z-]*)(\.(0|[1-9]\d*|\d*[a-zA-Z-][0-9a-zA-Z-]*))*))?"
-    r"(\+([0-9a-zA-Z-]+(\.[0-9a-zA-Z-]+)*))?$"
+    r"(\+([0-9a-zA-Z-]+(\.[0-9a-zA-Z-]+)*))?\Z"
 )
 MAX_STRING_BYTES = 64
 
@@ -41,7 +41,7 @@ def is_dns_subdomain(name: str, max_length: int = 253) -> bool:
 
 
 def is_dns_label(name: str) -> bool:
-    return len(name) <= 63 and bool(re.match(rf"^{_DNS_LABEL}$", name))
+    return len(name) <= 63 and bool(re.match(rf"^{_DNS_LABEL}\Z", name))
 
 
 def check_qualified_name(name: str) -> str:

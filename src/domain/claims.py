@@ -19,7 +19,7 @@ from npu_dra.domain.ids import (
     RequestName,
 )
 
-_UID = re.compile(r"^[a-zA-Z0-9]([-a-zA-Z0-9]{0,62}[a-zA-Z0-9])?$")
+_UID = re.compile(r"^[a-zA-Z0-9]([-a-zA-Z0-9]{0,62}[a-zA-Z0-9])?\Z")
 
 
 def check_claim_uid(uid: str) -> ClaimUID:
