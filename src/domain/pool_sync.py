@@ -26,7 +26,7 @@ def plan_sync(stored: Sequence[ResourceSlice], desired: Sequence[ResourceSlice])
     ordered = sorted(stored, key=lambda s: (-s.pool.generation, s.name or ""))
     if _same_content(ordered, desired):
         return SyncPlan((), (), ())
-    generation = max((s.pool.generation for s in stored), default=-1) + 1
+    generation = max((s.pool.generation for s in stored), default=0) + 1
     fresh = [_at(s, generation, len(desired)) for s in desired]
     reuse = ordered[: len(fresh)]
     updates = tuple(attrs.evolve(f, name=r.name) for f, r in zip(fresh, reuse, strict=False))
@@ -44,7 +44,11 @@ def _same_content(stored: Sequence[ResourceSlice], desired: Sequence[ResourceSli
 
 
 def _key(s: ResourceSlice) -> str:
-    return repr((s.driver, s.node_name, s.pool.name, s.devices))
+    """Order-insensitive within a device's maps: the API server returns them sorted by key."""
+    devices = [
+        (d.name, sorted(d.attributes.items()), sorted(d.capacity.items())) for d in s.devices
+    ]
+    return repr((s.driver, s.node_name, s.pool.name, devices))
 
 
 def _at(s: ResourceSlice, generation: int, count: int) -> ResourceSlice:
