@@ -8,6 +8,7 @@ the request asks for admin access. Nodes and devices are tried in name order, so
 deterministic. Production allocation is the real kube-scheduler's job.
 """
 
+import itertools
 from collections.abc import Callable, Iterable, Mapping, Sequence
 
 import attrs
@@ -17,6 +18,7 @@ from npu_dra.domain.claims import (
     Allocation,
     AllocationMode,
     AllocationResult,
+    Constraint,
     DeviceClass,
     DeviceRequest,
     ResourceClaim,
@@ -130,33 +132,32 @@ Pin = Callable[[str, Candidate], bool]
 def _attribute_choices(
     claim: ResourceClaim, matching: Mapping[str, list[Candidate]]
 ) -> Iterable[Pin]:
-    """One pin per combination of constrained attribute values (only the first constraint is
-    enumerated; further constraints filter); no constraint means one pin that accepts all."""
-    constraints = claim.spec.constraints
-    if not constraints:
-        yield lambda _request, _candidate: True
-        return
-    first = constraints[0]
-    scope = set(first.requests or matching)
-    values = sorted(
+    """One pin per combination of the constraints' attribute values, every constraint held;
+    no constraint means one pin that accepts all."""
+    choices = [[(c, v) for v in _values(c, matching)] for c in claim.spec.constraints]
+    for choice in itertools.product(*choices):
+        yield _pin(choice)
+
+
+def _values(constraint: Constraint, matching: Mapping[str, list[Candidate]]) -> list[str]:
+    scope = set(constraint.requests or matching)
+    return sorted(
         {
             str(v)
             for r in scope
             for c in matching.get(r, [])
-            if (v := _attribute(c, first.match_attribute)) is not None
+            if (v := _attribute(c, constraint.match_attribute)) is not None
         }
     )
-    for value in values:
-        yield _pin(claim, value)
 
 
-def _pin(claim: ResourceClaim, value: str) -> Pin:
-    first = claim.spec.constraints[0]
-
+def _pin(choice: tuple[tuple[Constraint, str], ...]) -> Pin:
     def accept(request: str, candidate: Candidate) -> bool:
-        if first.requests and request not in first.requests:
-            return True
-        return str(_attribute(candidate, first.match_attribute)) == value
+        return all(
+            bool(constraint.requests and request not in constraint.requests)
+            or str(_attribute(candidate, constraint.match_attribute)) == value
+            for constraint, value in choice
+        )
 
     return accept
 
@@ -177,7 +178,12 @@ def _fit_requests(
     taken: set[DeviceKey] = set()
     results: list[AllocationResult] = []
     for request in requests:
-        pool = [c for c in matching[request.name] if pin(request.name, c)]
+        candidates = matching[request.name]
+        pool = [c for c in candidates if pin(request.name, c)]
+        if request.allocation_mode is AllocationMode.ALL and len(pool) < len(candidates):
+            raise _NoFit(
+                f"request {request.name!r}: matching devices differ in a constrained attribute"
+            )
         chosen = _choose(request, pool, in_use | taken)
         taken.update(c.key for c in chosen if not request.admin_access)
         results += [

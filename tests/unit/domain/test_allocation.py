@@ -1,0 +1,333 @@
+"""The offline allocator follows the scheduler's rules for the seed's claims.
+
+Selectors are evaluated by a small fake that understands exactly two shapes, so these tests are
+about allocation, not CEL: `device.driver == "x"` and `device.attributes["d"].numaNode == N`.
+"""
+
+import re
+from collections.abc import Sequence
+
+import pytest
+
+from npu_dra.domain.allocation import Allocation, DeviceKey, Unsatisfiable, allocate
+from npu_dra.domain.claims import (
+    AllocationMode,
+    ClaimRef,
+    ClaimSpec,
+    Constraint,
+    DeviceClass,
+    DeviceRequest,
+    ResourceClaim,
+)
+from npu_dra.domain.device import Device, Health, NodeInventory
+from npu_dra.domain.errors import SelectorError
+from npu_dra.domain.ids import (
+    ClaimName,
+    ClaimUID,
+    DeviceClassName,
+    DeviceName,
+    DriverName,
+    Namespace,
+    NodeName,
+    PoolName,
+    RequestName,
+)
+from npu_dra.domain.pool import ResourceSlice, desired_slices
+from npu_dra.domain.selectors import SelectorDevice
+
+NPU = DriverName("npu.huawei.com")
+OTHER = DriverName("other.example.com")
+NUMA = (6, 6, 4, 4, 0, 0, 2, 2)  # Atlas 800I A2: NPUs paired per NUMA node
+CLASS = DeviceClassName("npu.huawei.com")
+CLASSES = {
+    CLASS: DeviceClass(CLASS, ('device.driver == "npu.huawei.com"',)),
+    DeviceClassName("other"): DeviceClass(
+        DeviceClassName("other"), ('device.driver == "other.example.com"',)
+    ),
+}
+TOPOLOGY = "npu.huawei.com/topologyGroup"
+NUMA_NODE = "npu.huawei.com/numaNode"
+
+
+class FakeSelectors:
+    """The SelectorEvaluator port for two expression shapes; anything else is a SelectorError."""
+
+    _DRIVER = re.compile(r'^device\.driver == "([^"]+)"$')
+    _NUMA = re.compile(r'^device\.attributes\["([^"]+)"\]\.numaNode == (\d+)$')
+
+    def __init__(self) -> None:
+        self.evaluated: list[str] = []
+
+    def matches(self, *, expression: str, device: SelectorDevice) -> bool:
+        self.evaluated.append(expression)
+        if found := self._DRIVER.match(expression):
+            return device.driver == found[1]
+        if found := self._NUMA.match(expression):
+            return device.attributes.get(found[1], {}).get("numaNode") == int(found[2])
+        raise SelectorError(expression, "the fake understands only two shapes")
+
+
+def numa(node: int, domain: str = "npu.huawei.com") -> str:
+    return f'device.attributes["{domain}"].numaNode == {node}'
+
+
+def node(
+    name: str,
+    *,
+    driver: DriverName = NPU,
+    rings: bool = False,
+    unhealthy: Sequence[int] = (),
+    generation: int = 1,
+) -> tuple[ResourceSlice, ...]:
+    devices = tuple(
+        Device(
+            name=DeviceName(f"npu-{i}"),
+            physical_id=i,
+            logic_id=i,
+            card_id=i,
+            chip_id=0,
+            chip_name="910B4",
+            memory_bytes=32 * 2**30,
+            health=Health.UNHEALTHY if i in unhealthy else Health.HEALTHY,
+            numa_node=n,
+            topology_group=f"ring-{i // 4}" if rings else "ring-0",
+        )
+        for i, n in enumerate(NUMA)
+    )
+    inventory = NodeInventory(NodeName(name), devices)
+    return desired_slices(inventory, driver=driver, generation=generation)
+
+
+def request(
+    name: str = "npu",
+    *,
+    selectors: Sequence[str] = (),
+    mode: AllocationMode = AllocationMode.EXACT_COUNT,
+    count: int = 1,
+    admin: bool = False,
+    device_class: str = CLASS,
+) -> DeviceRequest:
+    return DeviceRequest(
+        RequestName(name), DeviceClassName(device_class), tuple(selectors), mode, count, admin
+    )
+
+
+def claim(*requests: DeviceRequest, constraints: Sequence[Constraint] = ()) -> ResourceClaim:
+    ref = ClaimRef(Namespace("ascend-dra"), ClaimName("claim"), ClaimUID("uid-1"))
+    return ResourceClaim(ref, ClaimSpec(requests or (request(),), tuple(constraints)))
+
+
+def run(
+    wanted: ResourceClaim,
+    slices: Sequence[ResourceSlice],
+    *,
+    in_use: Sequence[DeviceKey] = (),
+) -> Allocation | Unsatisfiable:
+    return allocate(
+        wanted,
+        slices=slices,
+        classes=CLASSES,
+        in_use=frozenset(in_use),
+        evaluator=FakeSelectors(),
+    )
+
+
+def granted(result: Allocation | Unsatisfiable) -> Allocation:
+    assert isinstance(result, Allocation), result
+    return result
+
+
+def refused(result: Allocation | Unsatisfiable) -> str:
+    assert isinstance(result, Unsatisfiable), result
+    return result.reason
+
+
+def devices(result: Allocation | Unsatisfiable) -> list[str]:
+    return [r.device for r in granted(result).results]
+
+
+def busy(node_name: str, *indexes: int, driver: DriverName = NPU) -> list[DeviceKey]:
+    return [(driver, PoolName(node_name), DeviceName(f"npu-{i}")) for i in indexes]
+
+
+def test_class_and_request_selectors_must_both_match() -> None:
+    slices = (*node("node-a", driver=OTHER), *node("node-a"))
+    result = granted(run(claim(request(selectors=[numa(6)], mode=AllocationMode.ALL)), slices))
+    assert [(r.driver, r.device) for r in result.results] == [(NPU, "npu-0"), (NPU, "npu-1")]
+
+
+def test_the_class_selector_alone_restricts_the_driver() -> None:
+    slices = (*node("node-a"), *node("node-b", driver=OTHER))
+    result = granted(run(claim(request(device_class="other")), slices))
+    assert result.node_name == "node-b"
+    assert [r.driver for r in result.results] == [OTHER]
+
+
+def test_exact_count_takes_count_distinct_devices_from_one_node() -> None:
+    result = granted(run(claim(request(count=3)), (*node("node-a"), *node("node-b"))))
+    assert result.node_name == "node-a"
+    assert len({r.device for r in result.results}) == 3
+    assert {r.pool for r in result.results} == {"node-a"}
+    assert {r.request for r in result.results} == {"npu"}
+
+
+def test_exact_count_beyond_a_node_is_unsatisfiable_with_a_reason() -> None:
+    reason = refused(run(claim(request(count=9)), node("node-a")))
+    assert "needs 9" in reason
+    assert "8 free of 8 matching" in reason
+
+
+def test_all_takes_every_matching_device_and_nothing_else() -> None:
+    assert devices(
+        run(claim(request(selectors=[numa(4)], mode=AllocationMode.ALL)), node("a"))
+    ) == [
+        "npu-2",
+        "npu-3",
+    ]
+
+
+def test_all_without_selectors_takes_the_whole_node() -> None:
+    assert len(devices(run(claim(request(mode=AllocationMode.ALL)), node("node-a")))) == 8
+
+
+def test_all_fails_on_a_node_where_any_match_is_in_use() -> None:
+    wanted = claim(request(selectors=[numa(6)], mode=AllocationMode.ALL))
+    assert "1 matching device(s) in use" in refused(
+        run(wanted, node("node-a"), in_use=busy("node-a", 1))
+    )
+    moved = granted(run(wanted, (*node("node-a"), *node("node-b")), in_use=busy("node-a", 1)))
+    assert moved.node_name == "node-b"
+    assert [r.device for r in moved.results] == ["npu-0", "npu-1"]
+
+
+def test_all_fails_when_nothing_matches() -> None:
+    wanted = claim(request(selectors=[numa(9)], mode=AllocationMode.ALL))
+    assert "no device matches" in refused(run(wanted, node("node-a")))
+
+
+def test_unhealthy_devices_are_never_offered() -> None:
+    wanted = claim(request(selectors=[numa(6)], mode=AllocationMode.ALL))
+    assert devices(run(wanted, node("node-a", unhealthy=[0]))) == ["npu-1"]
+
+
+def test_a_device_in_use_is_never_given_to_another_claim() -> None:
+    in_use = busy("node-a", *range(7))
+    assert devices(run(claim(request()), node("node-a"), in_use=in_use)) == ["npu-7"]
+    assert "0 free of 8" in refused(
+        run(claim(request()), node("node-a"), in_use=busy("node-a", *range(8)))
+    )
+
+
+def test_in_use_is_keyed_by_pool_so_the_same_name_elsewhere_is_free() -> None:
+    result = granted(
+        run(claim(request(count=8)), (*node("node-a"), *node("node-b")), in_use=busy("node-a", 0))
+    )
+    assert result.node_name == "node-b"
+
+
+def test_two_requests_of_one_claim_never_share_a_device() -> None:
+    both = granted(run(claim(request("a", count=4), request("b", count=4)), node("node-a")))
+    assert len({r.device for r in both.results}) == 8
+    assert "needs 5" in refused(
+        run(claim(request("a", count=4), request("b", count=5)), node("node-a"))
+    )
+
+
+def test_admin_access_may_use_devices_other_claims_hold() -> None:
+    everything = busy("node-a", *range(8))
+    single = granted(run(claim(request(admin=True)), node("node-a"), in_use=everything))
+    assert single.results[0].admin_access
+    watch_all = claim(request(admin=True, mode=AllocationMode.ALL))
+    assert len(devices(run(watch_all, node("node-a"), in_use=everything))) == 8
+
+
+def test_match_attribute_keeps_devices_in_one_topology_group() -> None:
+    """A 910 A+X node has two rings of four; with npu-0 taken only ring-1 holds four free."""
+    slices = node("ax", rings=True)
+    in_use = busy("ax", 0)
+    free_four = claim(request(count=4))
+    assert devices(run(free_four, slices, in_use=in_use)) == ["npu-1", "npu-2", "npu-3", "npu-4"]
+    one_ring = claim(request(count=4), constraints=[Constraint(TOPOLOGY)])
+    assert devices(run(one_ring, slices, in_use=in_use)) == ["npu-4", "npu-5", "npu-6", "npu-7"]
+
+
+def test_match_attribute_spans_all_requests_unless_it_names_some() -> None:
+    slices = node("ax", rings=True)
+    in_use = busy("ax", 0)
+    both = claim(request("a", count=2), request("b", count=2), constraints=[Constraint(TOPOLOGY)])
+    assert devices(run(both, slices, in_use=in_use)) == ["npu-4", "npu-5", "npu-6", "npu-7"]
+    only_b = claim(
+        request("a", count=2),
+        request("b", count=2),
+        constraints=[Constraint(TOPOLOGY, (RequestName("b"),))],
+    )
+    assert devices(run(only_b, slices, in_use=in_use)) == ["npu-1", "npu-2", "npu-4", "npu-5"]
+
+
+def test_a_match_attribute_no_group_can_satisfy_is_unsatisfiable() -> None:
+    wanted = claim(request(count=5), constraints=[Constraint(TOPOLOGY)])
+    assert "needs 5" in refused(run(wanted, node("ax", rings=True)))
+
+
+def test_a_match_attribute_no_device_has_is_unsatisfiable() -> None:
+    wanted = claim(request(), constraints=[Constraint("npu.huawei.com/rack")])
+    assert "no device has the constrained attribute" in refused(run(wanted, node("node-a")))
+
+
+def test_every_match_attribute_constraint_holds() -> None:
+    """Ring-0 has NUMA nodes 6,6,4,4; with npu-0 taken, two NPUs sharing both are npu-2, npu-3."""
+    wanted = claim(request(count=2), constraints=[Constraint(TOPOLOGY), Constraint(NUMA_NODE)])
+    result = run(wanted, node("ax", rings=True), in_use=busy("ax", 0))
+    assert devices(result) == ["npu-2", "npu-3"]
+
+
+def test_all_with_a_match_attribute_fails_when_the_matches_differ() -> None:
+    """All means every match; it may not quietly shrink to one ring to satisfy the constraint."""
+    wanted = claim(request(mode=AllocationMode.ALL), constraints=[Constraint(TOPOLOGY)])
+    reason = refused(run(wanted, node("ax", rings=True)))
+    assert "matching devices differ in a constrained attribute" in reason
+    assert len(devices(run(wanted, node("mesh")))) == 8
+
+
+def test_a_missing_device_class_is_the_reason() -> None:
+    reason = refused(run(claim(request(device_class="gpu.example.com")), node("node-a")))
+    assert reason == "device class 'gpu.example.com' does not exist"
+
+
+def test_a_selector_error_is_the_reason() -> None:
+    broken = 'device.attributes["npu.huawei.com"].memory > 1'
+    reason = refused(run(claim(request(selectors=[broken])), node("node-a")))
+    assert broken in reason
+    assert "the fake understands only two shapes" in reason
+
+
+def test_no_slices_is_a_reason_too() -> None:
+    assert refused(run(claim(), ())) == "no ResourceSlices published"
+
+
+def test_only_the_newest_generation_of_a_pool_counts() -> None:
+    stale = node("node-a", generation=1)
+    current = node("node-a", generation=2, unhealthy=range(1, 8))
+    wanted = claim(request(mode=AllocationMode.ALL))
+    assert devices(run(wanted, (*stale, *current))) == ["npu-0"]
+
+
+def test_the_choice_is_deterministic_whatever_order_slices_arrive_in() -> None:
+    slices = [*node("node-b"), *node("node-a")]
+    wanted = claim(request("a", count=3), request("b", selectors=[numa(2)]))
+    first = run(wanted, slices)
+    assert run(wanted, list(reversed(slices))) == first
+    assert run(wanted, slices) == first
+    assert granted(first).node_name == "node-a"
+
+
+def test_a_claim_is_refused_on_every_node_with_each_nodes_reason() -> None:
+    reason = refused(run(claim(request(count=9)), (*node("node-a"), *node("node-b"))))
+    assert reason.startswith("node-a: ")
+    assert "; node-b: " in reason
+
+
+@pytest.mark.parametrize("mode", list(AllocationMode))
+def test_every_result_names_its_request_driver_and_pool(mode: AllocationMode) -> None:
+    result = granted(run(claim(request(mode=mode)), node("node-a")))
+    assert {(r.request, r.driver, r.pool) for r in result.results} == {("npu", NPU, "node-a")}
