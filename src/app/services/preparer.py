@@ -104,7 +104,11 @@ class ClaimPreparer:
     ) -> tuple[Checkpoint, ClaimOutcome]:
         recorded = checkpoint.claims.get(ref.uid)
         if recorded is not None:
-            self._ensure_spec(recorded)
+            try:
+                self._ensure_spec(recorded)
+            except DomainError as error:
+                log.warning("prepare %s failed: %s", ref, error)
+                return checkpoint, ClaimOutcome(error=f"claim {ref}: {error}")
             return checkpoint, ClaimOutcome(recorded.devices)
         if isinstance(claim, str):
             return checkpoint, ClaimOutcome(error=claim)

@@ -1,0 +1,351 @@
+"""ClaimPreparer over the in-memory cluster, CDI and checkpoint stores and fake hardware.
+
+The stores are wrapped by small journaling fakes of our own, so tests assert on what was written
+and in which order, never on calls to mocks.
+"""
+
+from typing import Any
+
+import pytest
+
+from npu_dra.adapters.cdi.memory import MemoryCdiStore
+from npu_dra.adapters.checkpoint.memory import MemoryCheckpointStore
+from npu_dra.adapters.cluster.memory import MemoryCluster
+from npu_dra.adapters.hardware.fake import FakeHardware
+from npu_dra.app.services.inventory import InventoryCache
+from npu_dra.app.services.preparer import ClaimOutcome, ClaimPreparer
+from npu_dra.domain.cdi import CdiSpec
+from npu_dra.domain.checkpoint import Checkpoint, PreparedClaim, PreparedDevice
+from npu_dra.domain.claims import Allocation, AllocationResult, ClaimRef
+from npu_dra.domain.device import NodeInventory
+from npu_dra.domain.errors import StateError
+from npu_dra.domain.ids import (
+    ClaimName,
+    ClaimUID,
+    DeviceName,
+    DriverName,
+    Namespace,
+    NodeName,
+    PoolName,
+    RequestName,
+)
+from npu_dra.domain.ports import CheckpointStore
+from npu_dra.domain.profile import ASCEND_NPU
+
+DRIVER = DriverName("npu.huawei.com")
+NODE = NodeName("node-a")
+SHARED = ("/dev/davinci_manager", "/dev/devmm_svm", "/dev/hisi_hdc")
+HARDWARE = {"chip": "910B4", "count": 8, "numaNodes": [6, 6, 4, 4, 0, 0, 2, 2]}
+
+
+class JournalCdiStore:
+    """A MemoryCdiStore that records each write and remove."""
+
+    def __init__(self, journal: list[str]) -> None:
+        self.memory = MemoryCdiStore()
+        self.journal = journal
+
+    def write(self, *, uid: ClaimUID, spec: CdiSpec) -> None:
+        self.journal.append(f"cdi write {uid}")
+        self.memory.write(uid=uid, spec=spec)
+
+    def read(self, *, uid: ClaimUID) -> CdiSpec | None:
+        return self.memory.read(uid=uid)
+
+    def remove(self, *, uid: ClaimUID) -> None:
+        self.journal.append(f"cdi remove {uid}")
+        self.memory.remove(uid=uid)
+
+    def claim_uids(self) -> frozenset[ClaimUID]:
+        return self.memory.claim_uids()
+
+
+class JournalCheckpointStore:
+    """A MemoryCheckpointStore that records each save."""
+
+    def __init__(self, journal: list[str]) -> None:
+        self.memory = MemoryCheckpointStore()
+        self.journal = journal
+
+    def load(self) -> Checkpoint:
+        return self.memory.load()
+
+    def save(self, *, checkpoint: Checkpoint) -> None:
+        self.journal.append("checkpoint save")
+        self.memory.save(checkpoint=checkpoint)
+
+
+class FullDiskCheckpointStore:
+    """Loads an empty checkpoint; every save fails as a full disk would."""
+
+    def load(self) -> Checkpoint:
+        return Checkpoint()
+
+    def save(self, *, checkpoint: Checkpoint) -> None:
+        raise StateError("checkpoint /var/lib/kubelet/plugins/x/checkpoint.json: disk full")
+
+
+class CountingProbe:
+    """Fake hardware that counts how often it was probed (npu-smi is slow on real nodes)."""
+
+    def __init__(self) -> None:
+        self.hardware = FakeHardware(HARDWARE, node=NODE)
+        self.probes = 0
+
+    def probe(self) -> NodeInventory:
+        self.probes += 1
+        return self.hardware.probe()
+
+
+class Node:
+    """One node's preparer and everything it touches."""
+
+    def __init__(self, checkpoints: CheckpointStore | None = None) -> None:
+        self.journal: list[str] = []
+        self.cluster = MemoryCluster()
+        self.cdi = JournalCdiStore(self.journal)
+        self.checkpoints = JournalCheckpointStore(self.journal)
+        self.probe = CountingProbe()
+        self.preparer = ClaimPreparer(
+            cluster=self.cluster,
+            cdi=self.cdi,
+            checkpoints=checkpoints or self.checkpoints,
+            inventory=InventoryCache(self.probe),
+            driver=DRIVER,
+            profile=ASCEND_NPU,
+        )
+
+    def claim(self, name: str, *devices: str, pool: str = NODE) -> ClaimRef:
+        """A ResourceClaim in the API, allocated to `devices` as the scheduler would."""
+        created = self.cluster.create(
+            {
+                "apiVersion": "resource.k8s.io/v1",
+                "kind": "ResourceClaim",
+                "metadata": {"name": name, "namespace": "ascend-dra"},
+                "spec": {
+                    "devices": {
+                        "requests": [{"name": "npu", "exactly": {"deviceClassName": DRIVER}}]
+                    }
+                },
+            }
+        )
+        ref = ClaimRef(Namespace("ascend-dra"), ClaimName(name), created["metadata"]["uid"])
+        results = tuple(
+            AllocationResult(RequestName("npu"), DRIVER, PoolName(pool), DeviceName(d))
+            for d in devices
+        )
+        self.cluster.set_allocation(ref, Allocation(results, NODE))
+        return ref
+
+    def prepare(self, *refs: ClaimRef) -> dict[ClaimUID, ClaimOutcome]:
+        return self.preparer.prepare(list(refs))
+
+    def device_nodes(self, ref: ClaimRef) -> tuple[str, ...]:
+        spec = self.cdi.read(uid=ref.uid)
+        assert spec is not None, f"no CDI spec for {ref}"
+        return spec.device_nodes()
+
+    def checkpointed(self) -> dict[ClaimUID, list[str]]:
+        claims = self.checkpoints.load().claims
+        return {uid: [d.device for d in c.devices] for uid, c in claims.items()}
+
+    def documents(self) -> dict[ClaimUID, Any]:
+        return dict(self.cdi.memory.documents)
+
+
+def devices(outcome: ClaimOutcome) -> list[str]:
+    assert outcome.error is None, outcome.error
+    return [d.device for d in outcome.devices]
+
+
+def stranger(uid: str = "0f0f0f0f-0000-4000-8000-000000000000") -> ClaimRef:
+    return ClaimRef(Namespace("ascend-dra"), ClaimName("gone"), ClaimUID(uid))
+
+
+@pytest.fixture
+def node() -> Node:
+    return Node()
+
+
+def test_prepare_writes_the_cdi_spec_then_the_checkpoint(node: Node) -> None:
+    ref = node.claim("npu-claim", "npu-0", "npu-1")
+    outcome = node.prepare(ref)[ref.uid]
+    assert devices(outcome) == ["npu-0", "npu-1"]
+    assert node.journal == [f"cdi write {ref.uid}", "checkpoint save"]
+    assert node.device_nodes(ref) == (*SHARED, "/dev/davinci0", "/dev/davinci1")
+    assert node.checkpointed() == {ref.uid: ["npu-0", "npu-1"]}
+    assert [d.cdi_ids for d in outcome.devices] == [
+        (f"k8s.npu.huawei.com/npu={ref.uid}-npu-0",),
+        (f"k8s.npu.huawei.com/npu={ref.uid}-npu-1",),
+    ]
+
+
+def test_prepare_is_idempotent_for_a_checkpointed_claim(node: Node) -> None:
+    ref = node.claim("npu-claim", "npu-2")
+    first = node.prepare(ref)
+    journal, documents, stored = (
+        list(node.journal),
+        node.documents(),
+        node.checkpoints.memory.document,
+    )
+    again = node.prepare(ref)
+    assert again == first
+    assert node.journal == journal
+    assert node.documents() == documents
+    assert node.documents()[ref.uid] is documents[ref.uid]
+    assert node.checkpoints.memory.document is stored
+
+
+def test_prepare_of_a_checkpointed_claim_recreates_its_missing_spec(node: Node) -> None:
+    ref = node.claim("npu-claim", "npu-2")
+    node.prepare(ref)
+    written = node.cdi.read(uid=ref.uid)
+    node.cdi.memory.documents.clear()  # a reboot emptied the tmpfs CDI directory
+    del node.journal[:]
+    assert devices(node.prepare(ref)[ref.uid]) == ["npu-2"]
+    assert node.cdi.read(uid=ref.uid) == written
+    assert node.journal == [f"cdi write {ref.uid}"]
+
+
+def test_one_bad_claim_among_good_ones_gets_its_own_error(node: Node) -> None:
+    first = node.claim("first", "npu-0")
+    unknown_device = node.claim("unknown-device", "npu-9")
+    elsewhere = node.claim("elsewhere", "npu-5", pool="node-b")
+    deleted = stranger()
+    last = node.claim("last", "npu-1")
+    outcomes = node.prepare(first, unknown_device, elsewhere, deleted, last)
+    assert devices(outcomes[first.uid]) == ["npu-0"]
+    assert devices(outcomes[last.uid]) == ["npu-1"]
+    assert "device 'npu-9': no such device on node 'node-a'" in str(
+        outcomes[unknown_device.uid].error
+    )
+    assert "allocated from pool 'node-b'" in str(outcomes[elsewhere.uid].error)
+    assert "not found" in str(outcomes[deleted.uid].error)
+    assert node.cdi.claim_uids() == {first.uid, last.uid}
+    assert set(node.checkpointed()) == {first.uid, last.uid}
+
+
+def test_a_device_another_claim_holds_is_refused_to_the_second_claim(node: Node) -> None:
+    holder = node.claim("holder", "npu-0")
+    late = node.claim("late", "npu-0")
+    outcomes = node.prepare(holder, late)
+    assert devices(outcomes[holder.uid]) == ["npu-0"]
+    assert f"already prepared for claim {holder.uid}" in str(outcomes[late.uid].error)
+    assert node.cdi.read(uid=late.uid) is None
+
+
+def test_unprepare_works_after_the_claim_is_deleted_from_the_api(node: Node) -> None:
+    ref = node.claim("npu-claim", "npu-0")
+    node.prepare(ref)
+    node.cluster.delete("ResourceClaim", ref.name, ref.namespace)
+    assert node.preparer.unprepare([ref]) == {ref.uid: None}
+    assert node.cdi.read(uid=ref.uid) is None
+    assert node.checkpointed() == {}
+
+
+def test_unprepare_removes_the_spec_before_the_checkpoint_entry(node: Node) -> None:
+    ref = node.claim("npu-claim", "npu-0")
+    node.prepare(ref)
+    del node.journal[:]
+    node.preparer.unprepare([ref])
+    assert node.journal == [f"cdi remove {ref.uid}", "checkpoint save"]
+
+
+def test_unprepare_is_idempotent_and_never_touches_another_claims_spec(node: Node) -> None:
+    gone, kept = node.claim("gone", "npu-0"), node.claim("kept", "npu-1")
+    node.prepare(gone, kept)
+    kept_document = node.documents()[kept.uid]
+    assert node.preparer.unprepare([gone]) == {gone.uid: None}
+    assert node.preparer.unprepare([gone]) == {gone.uid: None}
+    assert node.preparer.unprepare([stranger()]) == {stranger().uid: None}
+    assert node.documents() == {kept.uid: kept_document}
+    assert node.checkpointed() == {kept.uid: ["npu-1"]}
+
+
+def test_a_device_is_free_again_after_unprepare(node: Node) -> None:
+    first = node.claim("first", "npu-0")
+    node.prepare(first)
+    node.preparer.unprepare([first])
+    second = node.claim("second", "npu-0")
+    assert devices(node.prepare(second)[second.uid]) == ["npu-0"]
+
+
+def test_repair_recreates_a_missing_spec_and_removes_an_orphan(node: Node) -> None:
+    kept, orphan = node.claim("kept", "npu-3"), node.claim("orphan", "npu-4")
+    node.prepare(kept, orphan)
+    written = node.cdi.read(uid=kept.uid)
+    node.cdi.memory.remove(uid=kept.uid)  # lost in a reboot
+    checkpoint = node.checkpoints.memory.load()
+    node.checkpoints.memory.save(checkpoint=checkpoint.without(orphan.uid))  # crash mid-unprepare
+    report = node.preparer.repair()
+    assert (report.rewritten, report.removed, report.unrepairable) == (
+        (kept.uid,),
+        (orphan.uid,),
+        (),
+    )
+    assert node.cdi.read(uid=kept.uid) == written
+    assert node.cdi.claim_uids() == {kept.uid}
+
+
+def test_repair_leaves_intact_state_alone(node: Node) -> None:
+    node.prepare(node.claim("a", "npu-0"), node.claim("b", "npu-1"))
+    del node.journal[:]
+    report = node.preparer.repair()
+    assert (report.rewritten, report.removed, report.unrepairable) == ((), (), ())
+    assert node.journal == []
+
+
+def gone_device_claim(node: Node) -> ClaimRef:
+    """A checkpointed claim whose device is no longer on the node and whose spec is lost."""
+    ref = stranger("5a5a5a5a-0000-4000-8000-000000000000")
+    lost = PreparedDevice(
+        (RequestName("npu"),), PoolName(NODE), DeviceName("npu-9"), ("k8s.npu.huawei.com/npu=x",)
+    )
+    node.checkpoints.memory.save(checkpoint=Checkpoint().with_claim(PreparedClaim(ref, (lost,))))
+    return ref
+
+
+def test_repair_reports_a_claim_whose_device_is_gone_and_repairs_the_rest(node: Node) -> None:
+    ghost = gone_device_claim(node)
+    kept = node.claim("kept", "npu-0")
+    node.prepare(kept)
+    node.cdi.memory.remove(uid=kept.uid)
+    report = node.preparer.repair()
+    assert report.rewritten == (kept.uid,)
+    assert len(report.unrepairable) == 1
+    assert ghost.uid in report.unrepairable[0]
+    assert "npu-9" in report.unrepairable[0]
+
+
+def test_a_checkpointed_claim_whose_spec_cannot_be_rebuilt_fails_alone(node: Node) -> None:
+    ghost = gone_device_claim(node)
+    good = node.claim("good", "npu-0")
+    outcomes = node.prepare(ghost, good)
+    assert "npu-9" in str(outcomes[ghost.uid].error)
+    assert devices(outcomes[good.uid]) == ["npu-0"]
+
+
+def test_a_failed_checkpoint_save_removes_the_spec_it_just_wrote() -> None:
+    node = Node(checkpoints=FullDiskCheckpointStore())
+    ref = node.claim("npu-claim", "npu-0")
+    outcome = node.prepare(ref)[ref.uid]
+    assert "disk full" in str(outcome.error)
+    assert outcome.devices == ()
+    assert node.journal == [f"cdi write {ref.uid}", f"cdi remove {ref.uid}"]
+    assert node.cdi.claim_uids() == frozenset()
+
+
+def test_prepare_never_probes_hardware_after_the_first_inventory_load(node: Node) -> None:
+    refs = [node.claim(f"claim-{i}", f"npu-{i}") for i in range(4)]
+    node.prepare(refs[0])
+    node.prepare(*refs[1:])
+    node.prepare(*refs)
+    node.preparer.unprepare(refs[:2])
+    node.preparer.repair()
+    assert node.probe.probes == 1
+
+
+def test_prepared_reports_the_checkpoint(node: Node) -> None:
+    ref = node.claim("npu-claim", "npu-7")
+    node.prepare(ref)
+    assert [d.device for d in node.preparer.prepared().claims[ref.uid].devices] == ["npu-7"]
