@@ -68,7 +68,7 @@ class DraCalls:
         log.debug("request %d: prepare %s", request, ", ".join(map(str, refs)) or "-")
         try:
             outcomes = self._preparer.prepare(refs)
-        except DomainError as error:  # node-wide state (checkpoint) unreadable: every claim
+        except (DomainError, OSError) as error:  # node-wide (checkpoint, disk): every claim
             log.error("request %d: prepare failed: %s", request, error)
             return answers | {ref.uid: Answer(error=str(error)) for ref in refs}
         for ref in refs:
@@ -82,7 +82,7 @@ class DraCalls:
         log.debug("request %d: unprepare %s", request, ", ".join(map(str, refs)) or "-")
         try:
             errors = self._preparer.unprepare(refs)
-        except DomainError as error:
+        except (DomainError, OSError) as error:
             log.error("request %d: unprepare failed: %s", request, error)
             errors = {ref.uid: str(error) for ref in refs}
         return {uid: a.error for uid, a in answers.items()} | {

@@ -118,6 +118,7 @@ def add_arguments(
         "/var/lib/kubelet/plugins_registry",
         "where the kubelet looks for registration sockets",
         dest="registrar_dir",
+        metavar="DIR",
         type=Path,
     )
     flag(
@@ -126,6 +127,7 @@ def add_arguments(
         "/var/lib/kubelet/plugins",
         "parent of this plugin's data dir (DRA socket, checkpoint)",
         dest="plugins_dir",
+        metavar="DIR",
         type=Path,
     )
     flag("--cdi-root", "CDI_ROOT", "/var/run/cdi", "CDI spec directory", type=Path)
