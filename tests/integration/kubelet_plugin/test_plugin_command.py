@@ -1,0 +1,155 @@
+"""`npu-dra kubelet-plugin`: in-process through register(), and as the real CLI process."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import signal
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import pytest
+from plugin_node import DRIVER, plugin_settings
+
+from npu_dra.app import cli
+from npu_dra.app.commands import kubelet_plugin
+from npu_dra.app.container import Container
+from npu_dra.app.kubelet_plugin import runtime
+from npu_dra.app.kubelet_plugin.flags import Settings
+from tests.support.kubelet import Kubelet, wait_for_registration_socket
+
+NPU_DRA = Path(sys.executable).parent / "npu-dra"
+WIRED = "kubelet_plugin" in getattr(cli, "_COMMANDS", ())
+ENV_VARS = (
+    "NODE_NAME",
+    "DEVICE_PROFILE",
+    "DRIVER_NAME",
+    "KUBELET_REGISTRAR_DIRECTORY_PATH",
+    "KUBELET_PLUGINS_DIRECTORY_PATH",
+    "CDI_ROOT",
+    "HEALTHCHECK_PORT",
+    "KUBECONFIG",
+    "HARDWARE",
+    "NPU_SMI_PATH",
+    "LOG_LEVEL",
+    "LOG_FORMAT",
+)
+KUBERNETES_WIRED = "kubernetes" in Container().cluster.providers  # type: ignore[attr-defined]
+
+
+@pytest.fixture(autouse=True)
+def _no_plugin_env(monkeypatch: pytest.MonkeyPatch) -> None:
+    for var in ENV_VARS:
+        monkeypatch.delenv(var, raising=False)
+
+
+def _argv(scratch: Path, *extra: str) -> list[str]:
+    settings = plugin_settings(scratch)
+    return [
+        "kubelet-plugin",
+        "--node-name=node-1",
+        f"--kubelet-registrar-directory-path={settings.registrar_dir}",
+        f"--kubelet-plugins-directory-path={settings.plugins_dir}",
+        f"--cdi-root={settings.cdi_root}",
+        f"--hardware=fake:{scratch / 'node.yaml'}",
+        "--cluster=memory",
+        *extra,
+    ]
+
+
+def _parse(argv: list[str]) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog="npu-dra")
+    kubelet_plugin.register(parser.add_subparsers(dest="command", required=True))
+    return parser.parse_args(argv)
+
+
+def test_register_adds_the_subcommand_with_its_runner(scratch: Path) -> None:
+    args = _parse(_argv(scratch))
+
+    assert args.func is kubelet_plugin.run
+    assert Settings.from_args(args) == plugin_settings(scratch)
+
+
+def test_the_runtime_serves_until_stopped_then_leaves_no_sockets(scratch: Path) -> None:
+    settings = Settings.from_args(_parse(_argv(scratch)))
+    stop = threading.Event()
+    codes: list[int] = []
+    thread = threading.Thread(target=lambda: codes.append(runtime.run(settings, stop)))
+    thread.start()
+    try:
+        with Kubelet(settings.registrar_dir).register() as dra:
+            assert dra.prepare([]).claims == {}
+    finally:
+        stop.set()
+        thread.join(30)
+
+    assert codes == [0]
+    assert list(settings.registrar_dir.iterdir()) == []
+    assert not (settings.plugins_dir / DRIVER / "dra.sock").exists()
+
+
+@pytest.mark.skipif(KUBERNETES_WIRED, reason="the kubernetes cluster adapter is wired")
+def test_the_kubernetes_cluster_without_its_adapter_is_a_clear_startup_error(
+    scratch: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    settings = Settings.from_args(_parse(_argv(scratch, "--cluster=kubernetes")))
+
+    assert runtime.run(settings, threading.Event()) == 1
+    assert "cluster API 'kubernetes' is not available" in caplog.text
+
+
+needs_cli = pytest.mark.skipif(
+    not WIRED, reason="kubelet_plugin is not yet listed in npu_dra.app.cli._COMMANDS"
+)
+
+
+@needs_cli
+def test_the_cli_process_registers_and_stops_cleanly_on_sigterm(scratch: Path) -> None:
+    settings = plugin_settings(scratch)
+    process = subprocess.Popen(
+        [str(NPU_DRA), *_argv(scratch, "--log-format=json")],
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        wait_for_registration_socket(settings.registrar_dir, timeout_s=30)
+        with Kubelet(settings.registrar_dir).register() as dra:
+            assert dra.prepare([]).claims == {}
+        process.send_signal(signal.SIGTERM)
+        _, stderr = process.communicate(timeout=30)
+    finally:
+        process.kill()
+
+    assert process.returncode == 0, stderr
+    assert '"msg": "kubelet plugin stopped"' in stderr
+    assert list(settings.registrar_dir.iterdir()) == []
+
+
+@needs_cli
+def test_the_cli_exits_non_zero_naming_a_malformed_checkpoint(scratch: Path) -> None:
+    checkpoint = plugin_settings(scratch).plugins_dir / DRIVER / "checkpoint.json"
+    checkpoint.parent.mkdir(parents=True)
+    checkpoint.write_text("{damaged")
+
+    done = subprocess.run(
+        [str(NPU_DRA), *_argv(scratch)], check=False, capture_output=True, text=True, timeout=60
+    )
+
+    assert done.returncode == 1
+    assert str(checkpoint) in done.stderr
+    assert checkpoint.read_text() == "{damaged"
+
+
+@needs_cli
+def test_the_cli_requires_a_node_name(scratch: Path) -> None:
+    argv = [a for a in _argv(scratch) if not a.startswith("--node-name")]
+
+    env = {k: v for k, v in os.environ.items() if k not in ENV_VARS}
+    done = subprocess.run(
+        [str(NPU_DRA), *argv], check=False, capture_output=True, text=True, timeout=60, env=env
+    )
+
+    assert done.returncode == 2
+    assert "--node-name" in done.stderr

@@ -1,0 +1,130 @@
+"""Flags of `npu-dra kubelet-plugin`: defaults, env fallbacks, validation, the config dict."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+import pytest
+
+from npu_dra.app.kubelet_plugin.flags import Hardware, Settings, add_arguments
+
+
+def parse(argv: list[str], environ: dict[str, str] | None = None) -> Settings:
+    parser = argparse.ArgumentParser(prog="kubelet-plugin")
+    add_arguments(parser, environ or {})
+    return Settings.from_args(parser.parse_args(argv))
+
+
+def test_defaults_match_the_daemonset_and_the_go_helper() -> None:
+    settings = parse(["--node-name=node-1"])
+
+    assert settings == Settings(
+        node_name="node-1",
+        device_profile="npu",
+        driver_name="npu.huawei.com",
+        registrar_dir=Path("/var/lib/kubelet/plugins_registry"),
+        plugins_dir=Path("/var/lib/kubelet/plugins"),
+        cdi_root=Path("/var/run/cdi"),
+        healthcheck_port=-1,
+        kubeconfig="",
+        hardware=Hardware("npu_smi"),
+        npu_smi="npu-smi",
+        log_level="info",
+        log_format="text",
+        cluster="kubernetes",
+    )
+
+
+def test_the_seed_daemonset_args_parse() -> None:
+    settings = parse(
+        [
+            "--node-name=master",
+            "--device-profile=npu",
+            "--driver-name=npu.huawei.com",
+            "--kubelet-registrar-directory-path=/var/lib/kubelet/plugins_registry",
+            "--kubelet-plugins-directory-path=/var/lib/kubelet/plugins",
+            "--cdi-root=/etc/cdi",
+            "--healthcheck-port=-1",
+        ]
+    )
+
+    assert settings.cdi_root == Path("/etc/cdi")
+    assert settings.node_name == "master"
+
+
+def test_env_vars_fill_in_for_missing_flags_and_flags_win() -> None:
+    environ = {
+        "NODE_NAME": "from-env",
+        "DRIVER_NAME": "env.example.com",
+        "CDI_ROOT": "/env/cdi",
+        "HEALTHCHECK_PORT": "8081",
+        "HARDWARE": "fake:/env/node.yaml",
+        "LOG_LEVEL": "DEBUG",
+        "LOG_FORMAT": "json",
+        "KUBELET_REGISTRAR_DIRECTORY_PATH": "/env/registry",
+    }
+
+    settings = parse(["--driver-name=flag.example.com"], environ)
+
+    assert settings.node_name == "from-env"
+    assert settings.driver_name == "flag.example.com"
+    assert settings.cdi_root == Path("/env/cdi")
+    assert settings.healthcheck_port == 8081
+    assert settings.hardware == Hardware("fake", Path("/env/node.yaml"))
+    assert (settings.log_level, settings.log_format) == ("debug", "json")
+    assert settings.registrar_dir == Path("/env/registry")
+
+
+def test_node_name_is_required_without_its_env_var(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit):
+        parse([])
+
+    assert "--node-name" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    "flag",
+    [
+        "--hardware=gpu",
+        "--hardware=fake:",
+        "--healthcheck-port=70000",
+        "--healthcheck-port=-2",
+        "--healthcheck-port=http",
+        "--log-format=xml",
+        "--cluster=etcd",
+    ],
+)
+def test_invalid_values_are_refused(flag: str, capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit):
+        parse(["--node-name=n", flag])
+
+    assert flag.split("=")[0] in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("environ", [{"LOG_LEVEL": "loud"}, {"HEALTHCHECK_PORT": "x"}])
+def test_invalid_env_values_are_refused_too(
+    environ: dict[str, str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(SystemExit):
+        parse(["--node-name=n"], environ)
+
+    assert next(iter(environ.values())) in capsys.readouterr().err
+
+
+def test_config_maps_flags_onto_the_container_keys() -> None:
+    settings = parse(
+        ["--node-name=node-1", "--hardware=fake:/n.yaml", "--cluster=memory", "--cdi-root=/c"]
+    )
+
+    config = settings.config()
+
+    assert config["node_name"] == "node-1"
+    assert config["hardware"]["kind"] == "fake"
+    assert config["hardware"]["fake_file"] == "/n.yaml"
+    assert config["state"] == {"kind": "files"}
+    assert config["cluster"]["kind"] == "memory"
+    assert config["cdi_root"] == "/c"
+    assert config["plugins_dir"] == "/var/lib/kubelet/plugins"
+    assert config["registrar_dir"] == "/var/lib/kubelet/plugins_registry"
+    assert config["healthcheck_port"] == -1
