@@ -11,6 +11,8 @@ from typing import Any
 import attrs
 import yaml
 
+from npu_dra.adapters.hardware.errors import ProbeError
+from npu_dra.adapters.hardware.fake import FakeHardware
 from npu_dra.adapters.kube_shapes.claims import claim_from_api, device_class_from_api, spec_from_api
 from npu_dra.adapters.kube_shapes.reader import Fields, describe
 from npu_dra.domain.errors import DomainError
@@ -98,6 +100,7 @@ def _checked(source: str, by_kind: Mapping[str, list[Mapping[str, Any]]]) -> Sce
         root.sub("metadata").need("name", str)
         spec_from_api(root.sub("spec").sub("spec").sub("devices"))
     pods = tuple(_pod(d) for d in by_kind["Pod"])
+    _reject_duplicates(by_kind)
     return Scenario(
         source,
         nodes,
@@ -108,13 +111,29 @@ def _checked(source: str, by_kind: Mapping[str, list[Mapping[str, Any]]]) -> Sce
     )
 
 
+def _reject_duplicates(by_kind: Mapping[str, list[Mapping[str, Any]]]) -> None:
+    """Two objects with one kind, namespace and name would collide in the cluster."""
+    seen: set[tuple[str, str, str]] = set()
+    for kind, docs in by_kind.items():
+        for doc in docs:
+            meta = doc["metadata"]
+            key = (kind, str(meta.get("namespace") or ""), str(meta["name"]))
+            if key in seen:
+                raise Fields(doc, obj=describe(doc)).sub("metadata").fail("name", "defined twice")
+            seen.add(key)
+
+
 def _node(doc: Mapping[str, Any]) -> tuple[NodeName, Mapping[str, Any]]:
     root = Fields(doc, obj=describe(doc))
     name = root.sub("metadata").need("name", str)
     hardware = root.sub("spec").need("hardware", dict)
-    for key in ("chip", "count"):
-        if key not in hardware:
-            raise root.sub("spec").sub("hardware").fail(key, "is required")
+    if "chip" not in hardware:
+        raise root.sub("spec").sub("hardware").fail("chip", "is required")
+    root.sub("spec").sub("hardware").need("count", int)
+    try:  # the node's fake hardware must build now, not halfway through the run
+        FakeHardware(hardware, node=NodeName(name)).probe()
+    except ProbeError as error:
+        raise root.sub("spec").fail("hardware", str(error)) from error
     return NodeName(name), hardware
 
 

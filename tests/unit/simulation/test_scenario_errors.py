@@ -1,0 +1,197 @@
+"""A bad scenario file stops `npu-dra simulate` with a message naming the file, the object and
+the field, never with a traceback or a half-run simulation."""
+
+import contextlib
+import io
+import json
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from npu_dra.app.cli import main
+
+NODE = """\
+kind: SimulatedNode
+metadata: {name: node-a}
+spec:
+  hardware: {chip: 910B4, count: 8}
+"""
+CLASS = """\
+kind: DeviceClass
+metadata: {name: npu.huawei.com}
+spec:
+  selectors:
+  - cel: {expression: 'device.driver == "npu.huawei.com"'}
+"""
+
+
+def claim(exactly: str, name: str = "bad-claim") -> str:
+    return textwrap.dedent(f"""\
+        kind: ResourceClaim
+        metadata: {{name: {name}, namespace: ascend-dra}}
+        spec:
+          devices:
+            requests:
+            - name: npu
+              exactly: {{deviceClassName: npu.huawei.com, {exactly}}}
+        """)
+
+
+def simulate(*args: str) -> tuple[int, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = main(["simulate", *args])
+    return code, out.getvalue(), err.getvalue()
+
+
+def run_file(tmp_path: Path, *documents: str) -> tuple[int, str, str, Path]:
+    path = tmp_path / "scenario.yaml"
+    path.write_text("---\n".join(documents))
+    code, out, err = simulate("--scenario", str(path), "--output", "json")
+    return code, out, err, path
+
+
+def refused(tmp_path: Path, *documents: str) -> str:
+    code, out, err, path = run_file(tmp_path, *documents)
+    assert code != 0
+    assert out == ""
+    assert str(path) in err
+    assert "Traceback" not in err
+    return err
+
+
+def test_a_file_that_is_not_yaml(tmp_path: Path) -> None:
+    err = refused(tmp_path, "kind: SimulatedNode\nmetadata: {name: [node-a\n")
+    assert "not valid YAML" in err
+    assert "line 2" in err
+
+
+def test_a_document_that_is_not_an_object(tmp_path: Path) -> None:
+    assert "document 2: expected a Kubernetes object" in refused(tmp_path, NODE, "just words\n")
+
+
+def test_an_unknown_kind(tmp_path: Path) -> None:
+    err = refused(tmp_path, NODE, "kind: ResourceClam\nmetadata: {name: typo}\n")
+    assert "ResourceClam typo: field kind: 'ResourceClam' is not one of" in err
+
+
+def test_a_missing_kind(tmp_path: Path) -> None:
+    assert "document 2: field kind: None" in refused(tmp_path, NODE, "metadata: {name: x}\n")
+
+
+def test_a_node_without_a_chip(tmp_path: Path) -> None:
+    node = "kind: SimulatedNode\nmetadata: {name: node-a}\nspec:\n  hardware: {count: 8}\n"
+    assert "SimulatedNode node-a: field spec.hardware.chip: is required" in refused(tmp_path, node)
+
+
+def test_no_nodes_at_all(tmp_path: Path) -> None:
+    assert "no SimulatedNode objects" in refused(tmp_path, CLASS)
+
+
+@pytest.mark.parametrize(
+    ("hardware", "field", "reason"),
+    [
+        ("{chip: 910B4, count: 8, topology: ring}", "topology", "expected mesh, rings or none"),
+        ("{chip: 910B4, count: eight}", "count", "eight"),
+        ("{chip: 999Z, count: 2}", "chip", "'999Z' is not known"),
+        ("{chip: 910B4, count: 2, numaNodes: [0]}", "numaNodes", "1 entries for 2 chips"),
+        ("{chip: 910B4, count: 2, health: {1: Broken}}", "health", "'Broken'"),
+    ],
+)
+def test_node_hardware_that_cannot_be_built_names_the_node(
+    tmp_path: Path, hardware: str, field: str, reason: str
+) -> None:
+    node = f"kind: SimulatedNode\nmetadata: {{name: node-x}}\nspec:\n  hardware: {hardware}\n"
+    err = refused(tmp_path, node)
+    assert "SimulatedNode node-x" in err
+    assert field in err
+    assert reason in err
+
+
+def test_an_unknown_allocation_mode(tmp_path: Path) -> None:
+    err = refused(tmp_path, NODE, CLASS, claim("allocationMode: Bogus"))
+    assert "ResourceClaim ascend-dra/bad-claim" in err
+    assert "field spec.devices.requests[0].exactly.allocationMode" in err
+    assert "'Bogus' is not ExactCount or All" in err
+
+
+def test_a_count_of_zero(tmp_path: Path) -> None:
+    err = refused(tmp_path, NODE, CLASS, claim("count: 0"))
+    assert "ResourceClaim ascend-dra/bad-claim" in err
+    assert "field spec.devices.requests[0].exactly.count: must be at least 1" in err
+
+
+def test_a_count_with_all(tmp_path: Path) -> None:
+    err = refused(tmp_path, NODE, CLASS, claim("allocationMode: All, count: 2"))
+    assert "exactly.count: must be unset for allocationMode All" in err
+
+
+def test_a_template_with_a_bad_request(tmp_path: Path) -> None:
+    template = textwrap.dedent("""\
+        kind: ResourceClaimTemplate
+        metadata: {name: tpl, namespace: ascend-dra}
+        spec:
+          spec:
+            devices:
+              requests:
+              - name: npu
+                exactly: {deviceClassName: npu.huawei.com, count: -1}
+        """)
+    err = refused(tmp_path, NODE, CLASS, template)
+    assert "ResourceClaimTemplate ascend-dra/tpl" in err
+    assert "spec.spec.devices.requests[0].exactly.count" in err
+
+
+def test_a_pod_naming_both_a_claim_and_a_template(tmp_path: Path) -> None:
+    pod = textwrap.dedent("""\
+        kind: Pod
+        metadata: {name: p, namespace: ascend-dra}
+        spec:
+          resourceClaims:
+          - {name: npu, resourceClaimName: a, resourceClaimTemplateName: b}
+        """)
+    err = refused(tmp_path, NODE, CLASS, pod)
+    assert "Pod ascend-dra/p: field spec.resourceClaims[0].resourceClaimName" in err
+
+
+@pytest.mark.parametrize(
+    ("document", "what"),
+    [
+        (CLASS, "DeviceClass npu.huawei.com"),
+        (claim("count: 1", name="twice"), "ResourceClaim ascend-dra/twice"),
+        (NODE, "SimulatedNode node-a"),
+    ],
+)
+def test_an_object_defined_twice(tmp_path: Path, document: str, what: str) -> None:
+    err = refused(tmp_path, NODE, CLASS, document, document)
+    assert what in err
+    assert "field metadata.name: defined twice" in err
+
+
+def test_a_pod_referencing_a_missing_claim_is_pending_with_the_claims_name(
+    tmp_path: Path,
+) -> None:
+    pod = textwrap.dedent("""\
+        kind: Pod
+        metadata: {name: lonely, namespace: ascend-dra}
+        spec:
+          resourceClaims:
+          - {name: npu, resourceClaimName: nowhere}
+        """)
+    code, out, err, _ = run_file(tmp_path, NODE, CLASS, pod)
+    assert code == 0, err
+    (row,) = json.loads(out)["allocations"]
+    assert row["pod"] == "ascend-dra/lonely"
+    assert row["status"].startswith("Pending: ")
+    assert "ascend-dra/nowhere" in row["status"]
+    assert json.loads(out)["cdiSpecs"] == {}
+
+
+def test_a_missing_file(tmp_path: Path) -> None:
+    path = tmp_path / "absent.yaml"
+    code, out, err = simulate("--scenario", str(path))
+    assert code != 0
+    assert out == ""
+    assert str(path) in err
+    assert "No such file" in err
