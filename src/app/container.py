@@ -113,7 +113,9 @@ class NodeContainer(containers.DeclarativeContainer):
     registration_socket = providers.Callable(
         registration_socket_path, config.registrar_dir, config.driver_name
     )
-    dra_server = providers.Resource(serve_dra, socket=dra_socket, preparer=preparer)
+    dra_server = providers.Resource(
+        serve_dra, socket=dra_socket, preparer=preparer, inventory=inventory
+    )
     registration_server = providers.Resource(
         serve_registration,
         socket=registration_socket,

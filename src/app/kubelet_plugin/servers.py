@@ -1,4 +1,4 @@
-"""The plugin's three servers as DI resources: each starts when first asked for and stops on
+"""The plugin's servers as DI resources: each starts when first asked for and stops on
 shutdown. The runtime asks for them in the kubelet's order (DRA socket serving before the
 registration socket appears) and shuts them down in reverse.
 """
@@ -6,10 +6,13 @@ registration socket appears) and shuts them down in reverse.
 from collections.abc import Iterator
 from functools import partial
 from pathlib import Path
+from typing import Any
 
+from npu_dra.adapters.grpc.dra_health import DraHealthServicer, InventorySource, add_dra_health
 from npu_dra.adapters.grpc.dra_servicer import ClaimPreparing, DraCalls, add_dra_services
 from npu_dra.adapters.grpc.health_servicer import HealthServer, HealthServicer, LivenessProbe
 from npu_dra.adapters.grpc.registration import (
+    DRA_HEALTH_VERSION,
     DRA_VERSIONS,
     RegistrationServicer,
     RegistrationState,
@@ -18,8 +21,9 @@ from npu_dra.adapters.grpc.registration import (
 )
 from npu_dra.adapters.grpc.sockets import UnixGrpcServer
 
+PLUGIN_VERSIONS = (*DRA_VERSIONS, DRA_HEALTH_VERSION)
 STOP_GRACE_S = 5.0  # in-flight prepares finish; the kubelet retries anything cut off
-DRA_WORKERS = 8
+DRA_WORKERS = 10  # prepares, liveness calls and one long-lived health stream per kubelet
 
 
 def dra_socket_path(plugins_dir: str, driver: str) -> Path:
@@ -31,15 +35,23 @@ def registration_socket_path(registrar_dir: str, driver: str) -> Path:
     return registration_socket(Path(registrar_dir), driver)
 
 
-def serve_dra(*, socket: Path, preparer: ClaimPreparing) -> Iterator[UnixGrpcServer]:
+def serve_dra(
+    *, socket: Path, preparer: ClaimPreparing, inventory: InventorySource
+) -> Iterator[UnixGrpcServer]:
+    """DRAPlugin v1 and v1beta1, and the device-health stream, on the one DRA socket."""
     calls = DraCalls(preparer)
-    server = UnixGrpcServer(
-        socket, partial(add_dra_services, calls=calls), workers=DRA_WORKERS, name="dra"
-    )
+    health = DraHealthServicer(inventory)
+
+    def register(server: Any) -> None:
+        add_dra_services(server, calls)
+        add_dra_health(server, health)
+
+    server = UnixGrpcServer(socket, register, workers=DRA_WORKERS, name="dra")
     server.start()
     try:
         yield server
     finally:
+        health.close()
         server.stop(STOP_GRACE_S)
 
 
@@ -47,7 +59,7 @@ def serve_registration(
     *, socket: Path, driver: str, endpoint: Path, state: RegistrationState
 ) -> Iterator[UnixGrpcServer]:
     servicer = RegistrationServicer(
-        driver=driver, endpoint=endpoint, versions=DRA_VERSIONS, state=state
+        driver=driver, endpoint=endpoint, versions=PLUGIN_VERSIONS, state=state
     )
     server = UnixGrpcServer(
         socket, partial(add_registration, servicer=servicer), workers=2, name="registration"

@@ -26,7 +26,11 @@ def test_get_info_announces_a_dra_plugin_with_v1_preferred(node: Node) -> None:
     assert info.type == "DRAPlugin"
     assert info.name == DRIVER
     assert info.endpoint == str(node.dra_socket)
-    assert list(info.supported_versions) == ["v1.DRAPlugin", "v1beta1.DRAPlugin"]
+    assert list(info.supported_versions) == [
+        "v1.DRAPlugin",
+        "v1beta1.DRAPlugin",
+        "v1alpha1.DRAResourceHealth",
+    ]
 
 
 @pytest.mark.parametrize("version", ["v1", "v1beta1"])

@@ -1,0 +1,56 @@
+"""The device-health stream re-sends the complete list from the cached inventory each tick."""
+
+from __future__ import annotations
+
+import itertools
+
+from npu_dra.adapters.grpc.dra_health import DraHealthServicer
+from npu_dra.adapters.grpc.gen.dra_health.v1alpha1 import api_pb2
+from npu_dra.adapters.hardware.fake import FakeHardware
+from npu_dra.app.services.inventory import InventoryCache
+from npu_dra.domain.device import Health
+from npu_dra.domain.ids import NodeName
+
+
+class OpenCall:
+    """grpc's servicer context, as far as the stream uses it: the kubelet is still listening."""
+
+    def is_active(self) -> bool:
+        return True
+
+
+def health_of(message: api_pb2.NodeWatchResourcesResponse) -> dict[str, int]:
+    return {d.device.device_name: d.health for d in message.devices}
+
+
+def test_each_message_is_the_complete_list_and_follows_the_cached_inventory() -> None:
+    hardware = FakeHardware(
+        {"chip": "910B4", "count": 3, "health": {1: "Warning"}}, node=NodeName("n1")
+    )
+    inventory = InventoryCache(hardware)
+    stream = DraHealthServicer(inventory, tick_s=0.001).NodeWatchResources(
+        api_pb2.NodeWatchResourcesRequest(), OpenCall()
+    )
+
+    first = next(stream)
+    hardware.set_health(2, Health.UNHEALTHY)
+    unchanged = next(stream)
+    inventory.refresh()
+    after_refresh = next(stream)
+
+    ok = api_pb2.HEALTHY
+    assert health_of(first) == {"npu-0": ok, "npu-1": ok, "npu-2": ok}
+    assert health_of(unchanged) == health_of(first)
+    assert health_of(after_refresh) == {"npu-0": ok, "npu-1": ok, "npu-2": api_pb2.UNHEALTHY}
+    assert [d.message for d in first.devices] == ["Healthy", "Degraded", "Healthy"]
+
+
+def test_close_ends_the_stream() -> None:
+    inventory = InventoryCache(FakeHardware({"chip": "910B4", "count": 1}, node=NodeName("n1")))
+    servicer = DraHealthServicer(inventory, tick_s=0.001)
+    stream = servicer.NodeWatchResources(api_pb2.NodeWatchResourcesRequest(), OpenCall())
+    next(stream)
+
+    servicer.close()
+
+    assert list(itertools.islice(stream, 5)) == []
