@@ -1,0 +1,134 @@
+"""The DevicePlugin service the kubelet dials: a thin face over the board and pure functions.
+
+Every answer is computed from the board's current list, so the service itself holds no device
+state; it only counts ListAndWatch streams, because a stream that ends while the kubelet keeps
+running means the kubelet dropped us and the runtime should register again.
+"""
+
+import logging
+import threading
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import grpc
+
+from npu_dra.adapters.grpc.device_plugin import wire
+from npu_dra.adapters.grpc.device_plugin.allocate import (
+    AllocateSettings,
+    AllocationRefused,
+    UnknownDevices,
+    container_allocation,
+)
+from npu_dra.adapters.grpc.device_plugin.board import DeviceBoard
+from npu_dra.adapters.grpc.gen.deviceplugin.v1beta1 import api_pb2 as api
+from npu_dra.adapters.grpc.gen.deviceplugin.v1beta1 import api_pb2_grpc
+from npu_dra.domain.ids import DeviceName
+from npu_dra.domain.preferred import preferred_devices
+
+log = logging.getLogger(__name__)
+
+STREAM_POLL_S = 0.5  # how soon a stream notices its RPC ended if nothing woke it
+
+
+class DevicePluginService(api_pb2_grpc.DevicePluginServicer):
+    def __init__(self, board: DeviceBoard, *, settings: AllocateSettings, name: str) -> None:
+        self._board = board
+        self._settings = settings
+        self._name = name
+        self._lock = threading.Lock()
+        self._open_streams = 0
+        self._last_stream_end: float | None = None
+        self._generation = 0  # streams opened before end_streams() belong to an older one
+
+    def stream_lost_for(self) -> float | None:
+        """Seconds since the last ListAndWatch stream ended with none open; None otherwise."""
+        with self._lock:
+            if self._open_streams or self._last_stream_end is None:
+                return None
+            return time.monotonic() - self._last_stream_end
+
+    def end_streams(self) -> None:
+        """Make every open ListAndWatch stream return now (so a server can stop at once)."""
+        with self._lock:
+            self._generation += 1
+        self._board.wake()
+
+    def forget_lost_stream(self) -> None:
+        with self._lock:
+            self._last_stream_end = None
+
+    def GetDevicePluginOptions(self, request: api.Empty, context: Any) -> api.DevicePluginOptions:
+        return wire.plugin_options()
+
+    def ListAndWatch(self, request: api.Empty, context: Any) -> Iterator[api.ListAndWatchResponse]:
+        context.add_callback(self._board.wake)
+        generation = self._stream_opened()
+        try:
+            version, devices = self._board.snapshot()
+            log.info("%s: ListAndWatch opened, sending %d device(s)", self._name, len(devices))
+            yield wire.device_list(devices)
+            while context.is_active() and generation == self._generation:
+                newer = self._board.wait_newer(version, timeout=STREAM_POLL_S)
+                if newer is not None:
+                    version, devices = newer
+                    log.info("%s: device list changed, resending", self._name)
+                    yield wire.device_list(devices)
+        finally:
+            self._stream_closed()
+
+    def GetPreferredAllocation(
+        self, request: api.PreferredAllocationRequest, context: Any
+    ) -> api.PreferredAllocationResponse:
+        devices = self._board.devices()
+        answers = [
+            api.ContainerPreferredAllocationResponse(
+                deviceIDs=preferred_devices(
+                    devices,
+                    available=[DeviceName(i) for i in r.available_deviceIDs],
+                    must_include=[DeviceName(i) for i in r.must_include_deviceIDs],
+                    size=r.allocation_size,
+                )
+            )
+            for r in request.container_requests
+        ]
+        return api.PreferredAllocationResponse(container_responses=answers)
+
+    def Allocate(self, request: api.AllocateRequest, context: Any) -> api.AllocateResponse:
+        devices = self._board.devices()
+        try:
+            answers = [
+                wire.container_response(
+                    container_allocation(devices, r.devices_ids, self._settings)
+                )
+                for r in request.container_requests
+            ]
+        except AllocationRefused as refused:
+            log.warning("%s: Allocate refused: %s", self._name, refused)
+            context.abort(_status_of(refused), f"{self._name}: {refused}")
+            raise  # unreachable: abort raises; this keeps `answers` bound for the type checker
+        return api.AllocateResponse(container_responses=answers)
+
+    def PreStartContainer(
+        self, request: api.PreStartContainerRequest, context: Any
+    ) -> api.PreStartContainerResponse:
+        return api.PreStartContainerResponse()
+
+    def _stream_opened(self) -> int:
+        with self._lock:
+            self._open_streams += 1
+            self._last_stream_end = None
+            return self._generation
+
+    def _stream_closed(self) -> None:
+        with self._lock:
+            self._open_streams -= 1
+            if not self._open_streams:
+                self._last_stream_end = time.monotonic()
+        log.info("%s: ListAndWatch stream ended", self._name)
+
+
+def _status_of(refused: AllocationRefused) -> grpc.StatusCode:
+    if isinstance(refused, UnknownDevices):
+        return grpc.StatusCode.INVALID_ARGUMENT
+    return grpc.StatusCode.FAILED_PRECONDITION

@@ -1,0 +1,45 @@
+"""The static CDI spec defines every name Allocate hands out and keeps out of the DRA store."""
+
+import json
+from pathlib import Path
+
+from npu_dra.adapters.cdi import FileCdiStore
+from npu_dra.adapters.cdi.codec import decode
+from npu_dra.adapters.grpc.device_plugin.allocate import DriverMount
+from npu_dra.adapters.grpc.device_plugin.static_cdi import static_spec, write_static_spec
+from npu_dra.domain.device import Device
+from npu_dra.domain.ids import DeviceName
+from npu_dra.domain.profile import ASCEND_NPU
+
+KIND = "k8s.npu.huawei.com/npu"
+DEVICES = tuple(Device(DeviceName(f"npu-{i}"), i, i, i, 0, "910B4", 1) for i in (1, 0))
+MOUNTS = (DriverMount("/usr/local/bin/npu-smi", "/usr/local/bin/npu-smi"),)
+
+
+def test_one_cdi_device_per_npu_with_shared_nodes_and_mounts_once() -> None:
+    spec = static_spec(DEVICES, kind=KIND, profile=ASCEND_NPU, mounts=MOUNTS)
+    assert [d.name for d in spec.devices] == ["npu-0", "npu-1"]
+    assert [n.path for n in spec.devices[1].edits.device_nodes] == ["/dev/davinci1"]
+    assert [n.path for n in spec.edits.device_nodes] == list(ASCEND_NPU.shared_device_nodes)
+    assert [(m.host_path, m.container_path) for m in spec.edits.mounts] == [
+        ("/usr/local/bin/npu-smi", "/usr/local/bin/npu-smi")
+    ]
+
+
+def test_written_spec_reads_back_and_is_not_taken_for_a_claim(tmp_path: Path) -> None:
+    spec = static_spec(DEVICES, kind=KIND, profile=ASCEND_NPU, mounts=MOUNTS)
+    path = write_static_spec(tmp_path, spec)
+    assert path.name == "k8s.npu.huawei.com-npu.json"
+    assert decode(json.loads(path.read_text())).devices == spec.devices
+    assert oct(path.stat().st_mode & 0o777) == "0o644"
+    dra_store = FileCdiStore(tmp_path, driver="npu.huawei.com", cdi_class="npu")
+    assert dra_store.claim_uids() == frozenset()
+    assert [p.name for p in tmp_path.iterdir()] == [path.name]  # no temp file left
+
+
+def test_rewriting_replaces_the_spec(tmp_path: Path) -> None:
+    write_static_spec(tmp_path, static_spec(DEVICES, kind=KIND, profile=ASCEND_NPU, mounts=()))
+    path = write_static_spec(
+        tmp_path, static_spec(DEVICES[:1], kind=KIND, profile=ASCEND_NPU, mounts=())
+    )
+    assert [d["name"] for d in json.loads(path.read_text())["devices"]] == ["npu-1"]
