@@ -99,50 +99,65 @@ def healthcheck_port(text: str) -> int:
     return port
 
 
+@attrs.frozen
+class Flag:
+    name: str
+    env: str
+    default: str | None  # None: required unless the env var is set
+    help: str
+    options: Mapping[str, Any] = attrs.field(factory=dict)
+
+
+def flags() -> tuple[Flag, ...]:
+    path = {"metavar": "DIR", "type": Path}
+    return (
+        Flag("--node-name", "NODE_NAME", None, "this node's name"),
+        Flag("--device-profile", "DEVICE_PROFILE", "npu", "device family profile"),
+        Flag("--driver-name", "DRIVER_NAME", "npu.huawei.com", "DRA driver name"),
+        Flag(
+            "--kubelet-registrar-directory-path",
+            "KUBELET_REGISTRAR_DIRECTORY_PATH",
+            "/var/lib/kubelet/plugins_registry",
+            "where the kubelet looks for registration sockets",
+            {"dest": "registrar_dir", **path},
+        ),
+        Flag(
+            "--kubelet-plugins-directory-path",
+            "KUBELET_PLUGINS_DIRECTORY_PATH",
+            "/var/lib/kubelet/plugins",
+            "parent of this plugin's data dir (DRA socket, checkpoint)",
+            {"dest": "plugins_dir", **path},
+        ),
+        Flag("--cdi-root", "CDI_ROOT", "/var/run/cdi", "CDI spec directory", path),
+        Flag(
+            "--healthcheck-port",
+            "HEALTHCHECK_PORT",
+            "-1",
+            "grpc.health.v1 port; -1 off, 0 any free port",
+            {"type": healthcheck_port},
+        ),
+        Flag("--kubeconfig", "KUBECONFIG", "", "kubeconfig file; empty means in-cluster"),
+        Flag("--hardware", "HARDWARE", "npu-smi", "npu-smi or fake:FILE", {"type": hardware}),
+        Flag("--npu-smi", "NPU_SMI_PATH", "npu-smi", "npu-smi command"),
+        Flag("--log-level", "LOG_LEVEL", "info", "log level", {"type": one_of(LOG_LEVELS)}),
+        Flag("--log-format", "LOG_FORMAT", "text", "text or json", {"type": one_of(LOG_FORMATS)}),
+    )
+
+
 def add_arguments(
     parser: argparse.ArgumentParser, environ: Mapping[str, str] | None = None
 ) -> None:
     env = os.environ if environ is None else environ
-
-    def flag(name: str, var: str, default: str | None, help: str, **kw: Any) -> None:
-        value = env.get(var) or default
-        shown = f" (env {var}; default {default})" if default is not None else f" (env {var})"
-        parser.add_argument(name, default=value, required=value is None, help=help + shown, **kw)
-
-    flag("--node-name", "NODE_NAME", None, "this node's name")
-    flag("--device-profile", "DEVICE_PROFILE", "npu", "device family profile")
-    flag("--driver-name", "DRIVER_NAME", "npu.huawei.com", "DRA driver name")
-    flag(
-        "--kubelet-registrar-directory-path",
-        "KUBELET_REGISTRAR_DIRECTORY_PATH",
-        "/var/lib/kubelet/plugins_registry",
-        "where the kubelet looks for registration sockets",
-        dest="registrar_dir",
-        metavar="DIR",
-        type=Path,
-    )
-    flag(
-        "--kubelet-plugins-directory-path",
-        "KUBELET_PLUGINS_DIRECTORY_PATH",
-        "/var/lib/kubelet/plugins",
-        "parent of this plugin's data dir (DRA socket, checkpoint)",
-        dest="plugins_dir",
-        metavar="DIR",
-        type=Path,
-    )
-    flag("--cdi-root", "CDI_ROOT", "/var/run/cdi", "CDI spec directory", type=Path)
-    flag(
-        "--healthcheck-port",
-        "HEALTHCHECK_PORT",
-        "-1",
-        "grpc.health.v1 port; -1 off, 0 any free port",
-        type=healthcheck_port,
-    )
-    flag("--kubeconfig", "KUBECONFIG", "", "kubeconfig file; empty means in-cluster config")
-    flag("--hardware", "HARDWARE", "npu-smi", "npu-smi or fake:FILE", type=hardware)
-    flag("--npu-smi", "NPU_SMI_PATH", "npu-smi", "npu-smi command")
-    flag("--log-level", "LOG_LEVEL", "info", "log level", type=one_of(LOG_LEVELS))
-    flag("--log-format", "LOG_FORMAT", "text", "log format", type=one_of(LOG_FORMATS))
+    for flag in flags():
+        value = env.get(flag.env) or flag.default
+        shown = f"env {flag.env}" + ("" if flag.default is None else f"; default {flag.default}")
+        parser.add_argument(
+            flag.name,
+            default=value,
+            required=value is None,
+            help=f"{flag.help} ({shown})",
+            **flag.options,
+        )
     parser.add_argument(
         "--cluster",
         choices=CLUSTERS,
