@@ -1,0 +1,96 @@
+"""NpuSmiProbe: the HardwareProbe adapter for real Ascend nodes.
+
+One discovery is one concurrent round of three npu-smi calls (`info`, `info -m`,
+`info -t topo`), plus one more round, per card, only for chips whose memory `info` does not
+show. The whole probe shares one deadline, so a hung npu-smi costs at most `timeout` seconds.
+Any failure raises ProbeError; a partial device list is never returned.
+"""
+
+import time
+from pathlib import Path
+
+from npu_dra.adapters.hardware.errors import ProbeError
+from npu_dra.adapters.hardware.npu_smi.info_rows import InfoChip
+from npu_dra.adapters.hardware.npu_smi.join import ChipKey, chip_ids, devices
+from npu_dra.adapters.hardware.npu_smi.parse_info import parse_info
+from npu_dra.adapters.hardware.npu_smi.parse_map import parse_map
+from npu_dra.adapters.hardware.npu_smi.parse_memory import parse_memory
+from npu_dra.adapters.hardware.npu_smi.parse_topo import parse_topo
+from npu_dra.adapters.hardware.npu_smi.runner import Command, NpuSmiRunner, describe
+from npu_dra.adapters.hardware.npu_smi.sysfs import NumaMap
+from npu_dra.domain.device import NodeInventory
+from npu_dra.domain.errors import DomainError
+from npu_dra.domain.ids import NodeName
+
+INFO: Command = ("info",)
+MAP: Command = ("info", "-m")
+TOPO: Command = ("info", "-t", "topo")
+MEMORY_QUERIES = ("memory", "usages")  # tried in this order for chips `info` gives no size
+
+
+class NpuSmiProbe:
+    """Discovers this node's Ascend chips with npu-smi, sysfs and /dev."""
+
+    def __init__(
+        self,
+        *,
+        node: NodeName,
+        npu_smi: Path = Path("/usr/local/bin/npu-smi"),
+        sysfs_root: Path = Path("/sys"),
+        dev_root: Path = Path("/dev"),
+        timeout: float = 10.0,
+    ) -> None:
+        self._node = node
+        self._runner = NpuSmiRunner(path=npu_smi)
+        self._sysfs_root = sysfs_root
+        self._dev_root = dev_root
+        self._timeout = timeout
+
+    def probe(self) -> NodeInventory:
+        deadline = time.monotonic() + self._timeout
+        info_text, map_text, topo_text = self._runner.run_all(
+            (INFO, MAP, TOPO), timeout=self._timeout
+        )
+        info = parse_info(info_text)
+        if not info.chips:
+            return NodeInventory(self._node, ())
+        mapping, topology = parse_map(map_text), parse_topo(topo_text)
+        dev_nodes = self._dev_nodes()
+        ids = chip_ids(info.chips, mapping, dev_nodes)
+        numa = NumaMap(self._sysfs_root)
+        found = devices(
+            info.chips,
+            ids,
+            topology=topology,
+            memory=self._missing_memory(info.chips, deadline),
+            dev_nodes=dev_nodes,
+            numa=lambda bus_id, cpus: numa.node_of(bus_id=bus_id, cpus=cpus),
+        )
+        try:
+            return NodeInventory(self._node, found)
+        except DomainError as error:
+            raise ProbeError(f"npu-smi replies describe an impossible node: {error}") from error
+
+    def _missing_memory(self, chips: tuple[InfoChip, ...], deadline: float) -> dict[ChipKey, int]:
+        """Sizes from `-t memory -i N` (then `-t usages -i N`) for chips `info` left without."""
+        sizes: dict[ChipKey, int] = {}
+        for query in MEMORY_QUERIES:
+            missing = [
+                c for c in chips if not c.memory_mib and (c.card_id, c.chip_index) not in sizes
+            ]
+            cards = sorted({chip.card_id for chip in missing})
+            commands = [("info", "-t", query, "-i", str(card)) for card in cards]
+            remaining = deadline - time.monotonic()
+            replies = self._runner.run_all(commands, timeout=remaining)
+            for card, command, reply in zip(cards, commands, replies, strict=True):
+                found = parse_memory(reply, command=describe(command))
+                sizes.update({(card, chip): mib for chip, mib in found.items()})
+        return sizes
+
+    def _dev_nodes(self) -> frozenset[int]:
+        """N of every /dev/davinciN (davinci_manager and friends are not chips)."""
+        try:
+            names = [path.name.removeprefix("davinci") for path in self._dev_root.glob("davinci*")]
+        except OSError as error:
+            raise ProbeError(f"{self._dev_root}: {error}") from error
+        return frozenset(int(n) for n in names if n.isascii() and n.isdigit())

@@ -1,0 +1,91 @@
+"""Runs npu-smi: an argument list (never a shell), a C locale, a deadline, and clear failures.
+
+npu-smi is the one process discovery depends on, so every way it can fail (missing binary,
+non-zero exit, a hang) becomes a ProbeError naming the exact command. Independent commands
+run concurrently: discovery costs one npu-smi round trip, not one per command.
+"""
+
+import contextlib
+import os
+import signal
+import subprocess
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+from npu_dra.adapters.hardware.errors import ProbeError
+
+NO_CARD = "There is no NPU card on this server."
+UNSUPPORTED = "does not support querying"
+KNOWN_ANSWERS = (NO_CARD, UNSUPPORTED)
+
+Command = tuple[str, ...]
+
+
+def describe(args: Sequence[str]) -> str:
+    """How errors name a command: as an operator would type it, whatever the binary's path."""
+    return " ".join(("npu-smi", *args))
+
+
+class NpuSmiRunner:
+    """Runs one npu-smi binary; `run` returns stdout or raises ProbeError."""
+
+    def __init__(self, *, path: Path) -> None:
+        self.path = path
+
+    def run(self, args: Command, *, timeout: float) -> str:
+        """stdout of `npu-smi <args>`.
+
+        A non-zero exit is an error, except npu-smi's own answers "There is no NPU card..."
+        and "...does not support querying...", which are returned as text for the parsers.
+        """
+        command = describe(args)
+        process = self._start(command, args)
+        try:
+            out, err = process.communicate(timeout=max(timeout, 0.0))
+        except subprocess.TimeoutExpired:
+            _kill(process)
+            raise ProbeError(f"`{command}`: no answer within {timeout:.1f}s (killed)") from None
+        stdout, stderr = _text(out), _text(err)
+        if process.returncode == 0:
+            return stdout
+        if any(answer in stdout + stderr for answer in KNOWN_ANSWERS):
+            return stdout + stderr
+        detail = (stderr.strip() or stdout.strip() or "no output").splitlines()[0]
+        raise ProbeError(f"`{command}` exited with status {process.returncode}: {detail}")
+
+    def run_all(self, commands: Sequence[Command], *, timeout: float) -> tuple[str, ...]:
+        """Run `commands` concurrently; the first failure (in `commands` order) is raised."""
+        if not commands:
+            return ()
+        with ThreadPoolExecutor(max_workers=len(commands)) as pool:
+            futures = [pool.submit(self.run, args, timeout=timeout) for args in commands]
+            return tuple(future.result() for future in futures)
+
+    def _start(self, command: str, args: Command) -> "subprocess.Popen[bytes]":
+        try:
+            return subprocess.Popen(
+                [str(self.path), *args],
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                env={**os.environ, "LANG": "C", "LC_ALL": "C"},
+                start_new_session=True,  # so a hang can be killed with all its children
+            )
+        except OSError as error:
+            reason = error.strerror or str(error)
+            raise ProbeError(f"`{command}`: cannot run {self.path}: {reason}") from error
+
+
+def _text(data: bytes) -> str:
+    return data.decode("utf-8", errors="replace")
+
+
+def _kill(process: "subprocess.Popen[bytes]") -> None:
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(process.pid, signal.SIGKILL)
+    try:
+        process.communicate(timeout=1.0)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()

@@ -1,0 +1,65 @@
+"""NUMA nodes of chips, from sysfs: what the kernel says beats what we could infer.
+
+First choice is the PCI device's `numa_node` file (`-1` means the kernel does not know). Where
+that fails (no bus id on SoC parts, `-1`, a container without the device) the chip's CPU
+affinity from `npu-smi info -t topo` is matched against each node's `cpulist`, as Huawei's own
+device plugin does (ascend-facts C.2). Paths are under a configurable root so tests and
+containers with a relocated /sys work.
+"""
+
+from collections.abc import Mapping
+from pathlib import Path
+
+from npu_dra.adapters.hardware.errors import ProbeError
+from npu_dra.adapters.hardware.npu_smi.parse_topo import parse_cpu_list
+
+
+class NumaMap:
+    """Answers `node_of(bus_id, cpus)`; reads node cpulists once per instance."""
+
+    def __init__(self, sysfs_root: Path) -> None:
+        self._root = sysfs_root
+        self._node_cpus: Mapping[int, frozenset[int]] | None = None
+
+    def node_of(self, *, bus_id: str | None, cpus: frozenset[int] | None) -> int | None:
+        from_pci = self._pci_node(bus_id) if bus_id else None
+        if from_pci is not None or not cpus:
+            return from_pci
+        holders = [node for node, node_cpus in self._nodes().items() if cpus <= node_cpus]
+        return holders[0] if len(holders) == 1 else None
+
+    def _pci_node(self, bus_id: str) -> int | None:
+        path = self._root / "bus" / "pci" / "devices" / bus_id.lower() / "numa_node"
+        text = _read(path)
+        if text is None:
+            return None
+        try:
+            node = int(text)
+        except ValueError:
+            raise ProbeError(f"{path}: {text!r} is not a NUMA node number") from None
+        return node if node >= 0 else None
+
+    def _nodes(self) -> Mapping[int, frozenset[int]]:
+        if self._node_cpus is None:
+            self._node_cpus = dict(self._read_nodes())
+        return self._node_cpus
+
+    def _read_nodes(self) -> list[tuple[int, frozenset[int]]]:
+        nodes = []
+        for path in sorted((self._root / "devices" / "system" / "node").glob("node*/cpulist")):
+            number = path.parent.name.removeprefix("node")
+            text = _read(path)
+            cpus = parse_cpu_list(text) if text else frozenset()
+            if not number.isdigit() or cpus is None:
+                raise ProbeError(f"{path}: {text!r} is not a CPU list")
+            nodes.append((int(number), cpus))
+        return nodes
+
+
+def _read(path: Path) -> str | None:
+    try:
+        return path.read_text().strip()
+    except FileNotFoundError:
+        return None
+    except OSError as error:
+        raise ProbeError(f"{path}: {error.strerror or error}") from error
