@@ -1,0 +1,121 @@
+"""The fake npu-smi as tests drive it: a scenario copied into a temp dir and an executable path.
+
+`FakeNpuSmi.from_scenario("910B4_8npu", tmp_path)` gives `fake.path`, an `npu-smi` script for
+NpuSmiProbe or `npu-dra discover --npu-smi`. Its manifest is re-read on every call, so a test can
+change what npu-smi answers while the code under test runs (`set_health`, `set_answer`), and
+`calls()` lists the invocations so tests can count them.
+"""
+
+import json
+import os
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from npu_dra.adapters.hardware.npu_smi.replay import write_launcher
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "npu-smi"
+SCENARIOS = FIXTURES / "scenarios"
+INFO = ("info",)
+MAP = ("info", "-m")
+TOPO = ("info", "-t", "topo")
+
+
+def scenario_names() -> list[str]:
+    return sorted(path.stem for path in SCENARIOS.glob("*.yaml"))
+
+
+def load_scenario(name: str) -> dict[str, Any]:
+    """The scenario manifest with every `file:` made absolute, ready to be copied elsewhere."""
+    path = SCENARIOS / f"{name}.yaml"
+    manifest: dict[str, Any] = yaml.safe_load(path.read_text())
+    for entry in manifest["commands"]:
+        if "file" in entry:
+            entry["file"] = str((path.parent / entry["file"]).resolve())
+    return manifest
+
+
+class FakeNpuSmi:
+    def __init__(self, directory: Path, manifest: Mapping[str, Any]) -> None:
+        directory.mkdir(parents=True, exist_ok=True)
+        self.directory = directory
+        self.manifest_path = directory / "manifest.yaml"
+        self.log_path = directory / "calls.log"
+        self.manifest: dict[str, Any] = dict(manifest)
+        self._write()
+        env = {"FAKE_NPU_SMI_MANIFEST": str(self.manifest_path)}
+        self.path = write_launcher(
+            directory / "npu-smi", env={**env, "FAKE_NPU_SMI_LOG": str(self.log_path)}
+        )
+
+    @classmethod
+    def from_scenario(cls, name: str, directory: Path) -> "FakeNpuSmi":
+        return cls(directory, load_scenario(name))
+
+    @property
+    def davinci_count(self) -> int:
+        return int(self.manifest.get("davinci_count", 0))
+
+    def set_health(self, card: int, word: str, *, chip: int | None = None) -> None:
+        """From the next call on, `npu-smi info` shows `word` as the chip's (or card's) health."""
+        key = str(card) if chip is None else f"{card}/{chip}"
+        self.manifest["health"] = {**self.manifest.get("health", {}), key: word}
+        self._write()
+
+    def set_answer(self, args: Iterable[str], **answer: Any) -> None:
+        """Change one command's recording: `exit=1`, `delay=30`, `garbage=...`, `truncate=9`..."""
+        wanted = list(args)
+        entries = [e for e in self.manifest["commands"] if e["args"] != wanted]
+        current = next((e for e in self.manifest["commands"] if e["args"] == wanted), {})
+        if "stdout" in answer:
+            current = {k: v for k, v in current.items() if k != "file"}
+        self.manifest["commands"] = [*entries, {**current, **answer, "args": wanted}]
+        self._write()
+
+    def set_delay(self, seconds: float) -> None:
+        self.manifest["delay"] = seconds
+        self._write()
+
+    def calls(self) -> list[str]:
+        if not self.log_path.exists():
+            return []
+        return self.log_path.read_text().splitlines()
+
+    def _write(self) -> None:
+        """Atomic replace: a concurrent npu-smi call reads the old or the new manifest.
+        Written as JSON (which is YAML): the fake reads it without importing PyYAML."""
+        temporary = self.manifest_path.with_suffix(".tmp")
+        temporary.write_text(json.dumps(self.manifest, indent=1))
+        os.replace(temporary, self.manifest_path)
+
+
+def make_dev_root(directory: Path, physical_ids: Iterable[int]) -> Path:
+    """A /dev stand-in with davinci<N> for each id, plus the management nodes."""
+    directory.mkdir(parents=True, exist_ok=True)
+    chips = [f"davinci{n}" for n in physical_ids]
+    for name in ["davinci_manager", "devmm_svm", "hisi_hdc", *chips]:
+        (directory / name).touch()
+    return directory
+
+
+def make_sysfs(
+    directory: Path,
+    *,
+    nodes: int = 8,
+    cpus_per_node: int = 24,
+    pci_numa: Mapping[str, int] | None = None,
+) -> Path:
+    """A /sys stand-in: NUMA nodes of consecutive CPUs (a 192-core Kunpeng host by default) and
+    optionally `bus/pci/devices/<bus id>/numa_node` files."""
+    for node in range(nodes):
+        node_dir = directory / "devices" / "system" / "node" / f"node{node}"
+        node_dir.mkdir(parents=True, exist_ok=True)
+        first = node * cpus_per_node
+        (node_dir / "cpulist").write_text(f"{first}-{first + cpus_per_node - 1}\n")
+    for bus_id, node in (pci_numa or {}).items():
+        device = directory / "bus" / "pci" / "devices" / bus_id.lower()
+        device.mkdir(parents=True, exist_ok=True)
+        (device / "numa_node").write_text(f"{node}\n")
+    return directory
