@@ -1,0 +1,46 @@
+"""`npu-dra device-plugin`: serve NPUs through the kubelet's classic device plugin API.
+
+For clusters without DRA (or nodes that must keep `huawei.com/Ascend910`-style resources), the
+same inventory, health and topology logic is served as one v1beta1 device plugin per chip family.
+"""
+
+import argparse
+import logging
+import signal
+import threading
+from types import FrameType
+
+from npu_dra.app.device_plugin.flags import add_flags, config_from
+from npu_dra.app.device_plugin.wiring import build_runtime, hardware_probe
+
+log = logging.getLogger(__name__)
+
+
+def register(subparsers: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None:
+    parser = subparsers.add_parser(
+        "device-plugin",
+        help="serve NPUs as kubelet device plugin resources (v1beta1)",
+        description=__doc__,
+    )
+    add_flags(parser)
+    parser.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Serve until SIGTERM or SIGINT; returns the exit status."""
+    config = config_from(args)
+    logging.basicConfig(  # force: the CLI may have configured a WARNING root already
+        level=config.log_level,
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+        force=True,
+    )
+    stop = threading.Event()
+
+    def on_signal(signum: int, _: FrameType | None) -> None:
+        log.info("signal %d: stopping", signum)
+        stop.set()
+
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(signum, on_signal)
+    build_runtime(config, hardware_probe(config)).run(stop)
+    return 0

@@ -1,0 +1,89 @@
+"""Flags of `npu-dra device-plugin`, each falling back to an environment variable.
+
+A DaemonSet sets env vars more easily than it edits args, so every flag's default is read from
+the environment given here (the process environment in production, a dict in tests).
+"""
+
+import argparse
+import os
+import platform
+from collections.abc import Mapping
+from pathlib import Path
+
+import attrs
+
+from npu_dra.adapters.grpc.device_plugin.allocate import DriverMount
+
+DEFAULT_PLUGIN_DIR = "/var/lib/kubelet/device-plugins"
+# What seed 000 bind-mounts read-only into NPU pods: the whole Ascend tree and npu-smi.
+DEFAULT_DRIVER_MOUNTS = "/usr/local/Ascend,/usr/local/bin/npu-smi"
+TRUE_WORDS = ("1", "true", "yes", "on")
+
+
+@attrs.frozen
+class DevicePluginConfig:
+    node_name: str
+    plugin_dir: Path
+    resource_names: str  # "" | "<name>" | "<Family>=<name>,..."
+    health_interval: float
+    cdi_enabled: bool
+    cdi_root: Path
+    driver_name: str
+    device_profile: str
+    hardware: str  # "npu-smi" | "fake:<file>"
+    npu_smi_path: Path
+    driver_mounts: tuple[DriverMount, ...]
+    log_level: str
+
+
+def add_flags(parser: argparse.ArgumentParser, env: Mapping[str, str] = os.environ) -> None:
+    def flag(name: str, var: str, default: str, help_text: str) -> None:
+        parser.add_argument(name, default=env.get(var, default), help=f"{help_text} (${var})")
+
+    flag("--node-name", "NODE_NAME", platform.node(), "this node's name")
+    flag("--device-plugin-path", "DEVICE_PLUGIN_PATH", DEFAULT_PLUGIN_DIR, "kubelet's directory")
+    flag("--resource-name", "RESOURCE_NAME", "", "override: NAME, or FAMILY=NAME,... per family")
+    flag("--health-interval", "HEALTH_INTERVAL", "5", "seconds between health probes")
+    flag("--cdi-root", "CDI_ROOT", "/etc/cdi", "where the static CDI spec is written")
+    flag("--driver-name", "DRIVER_NAME", "npu.huawei.com", "CDI vendor: kind k8s.<driver>/npu")
+    flag("--device-profile", "DEVICE_PROFILE", "npu", "device profile")
+    flag("--hardware", "HARDWARE", "npu-smi", "npu-smi, or fake:FILE (a node description)")
+    flag("--npu-smi-path", "NPU_SMI_PATH", "/usr/local/bin/npu-smi", "the npu-smi binary")
+    flag("--driver-mounts", "DRIVER_MOUNTS", DEFAULT_DRIVER_MOUNTS, "read-only /host[:/ctr],...")
+    flag("--log-level", "LOG_LEVEL", "INFO", "DEBUG, INFO, WARNING or ERROR")
+    parser.add_argument(
+        "--cdi-enabled",
+        action=argparse.BooleanOptionalAction,
+        default=env.get("CDI_ENABLED", "false").strip().lower() in TRUE_WORDS,
+        help="answer Allocate with CDI device names too, and write their spec ($CDI_ENABLED)",
+    )
+
+
+def config_from(args: argparse.Namespace) -> DevicePluginConfig:
+    """The parsed flags as one value; ValueError names the flag that is wrong."""
+    interval = _number("--health-interval", args.health_interval)
+    if interval <= 0:
+        raise ValueError(f"--health-interval must be positive, got {args.health_interval!r}")
+    return DevicePluginConfig(
+        node_name=args.node_name,
+        plugin_dir=Path(args.device_plugin_path),
+        resource_names=args.resource_name.strip(),
+        health_interval=interval,
+        cdi_enabled=bool(args.cdi_enabled),
+        cdi_root=Path(args.cdi_root),
+        driver_name=args.driver_name,
+        device_profile=args.device_profile,
+        hardware=args.hardware,
+        npu_smi_path=Path(args.npu_smi_path),
+        driver_mounts=tuple(
+            DriverMount.parse(m.strip()) for m in args.driver_mounts.split(",") if m.strip()
+        ),
+        log_level=args.log_level.upper(),
+    )
+
+
+def _number(flag: str, text: str) -> float:
+    try:
+        return float(text)
+    except ValueError:
+        raise ValueError(f"{flag}: {text!r} is not a number") from None

@@ -1,0 +1,107 @@
+"""The composition root of `npu-dra device-plugin`: from flags and a probe to a running graph.
+
+Which resources exist depends on what the first probe finds (one per chip family, so a mixed
+node serves several sockets), so the graph is built from that inventory at start, once; nothing
+here runs at import. The npu-smi adapter is imported only when chosen.
+"""
+
+import importlib
+import logging
+import re
+from collections.abc import Iterable
+from pathlib import Path
+from typing import cast
+
+from npu_dra.adapters.grpc.device_plugin.allocate import AllocateSettings
+from npu_dra.adapters.grpc.device_plugin.board import DeviceBoard
+from npu_dra.adapters.grpc.device_plugin.server import SocketServer
+from npu_dra.adapters.grpc.device_plugin.servicer import DevicePluginService
+from npu_dra.adapters.grpc.device_plugin.static_cdi import static_spec, write_static_spec
+from npu_dra.adapters.grpc.device_plugin.watcher import KubeletSocketWatcher
+from npu_dra.adapters.grpc.device_plugin.wire import KUBELET_SOCKET
+from npu_dra.adapters.hardware.fake import FakeHardware
+from npu_dra.app.device_plugin.flags import DevicePluginConfig
+from npu_dra.app.device_plugin.health import HealthLoop, by_family
+from npu_dra.app.device_plugin.runtime import DevicePluginRuntime, ResourcePlugin
+from npu_dra.domain.cdi import cdi_kind
+from npu_dra.domain.device import Device
+from npu_dra.domain.ids import DriverName, NodeName
+from npu_dra.domain.ports import HardwareProbe
+from npu_dra.domain.profile import PROFILES, DeviceProfile
+
+log = logging.getLogger(__name__)
+
+FAKE = "fake:"
+NPU_SMI_MODULE = "npu_dra.adapters.hardware.npu_smi.probe"
+_RESOURCE = re.compile(r"^[a-z0-9]([-a-z0-9.]*[a-z0-9])?/[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$")
+
+
+def hardware_probe(config: DevicePluginConfig) -> HardwareProbe:
+    """`fake:FILE` answers from a node description; `npu-smi` runs the real binary."""
+    node = NodeName(config.node_name)
+    if config.hardware.startswith(FAKE):
+        return FakeHardware(Path(config.hardware.removeprefix(FAKE)), node=node)
+    if config.hardware == "npu-smi":
+        # Imported by name so this mode builds and runs with fake hardware even where the
+        # npu-smi adapter is absent; it reads /sys and /dev at their usual places.
+        module = importlib.import_module(NPU_SMI_MODULE)
+        return cast(HardwareProbe, module.NpuSmiProbe(node=node, npu_smi=config.npu_smi_path))
+    raise ValueError(f"--hardware {config.hardware!r}: expected npu-smi or fake:FILE")
+
+
+def profile_named(name: str) -> DeviceProfile:
+    if name not in PROFILES:
+        raise ValueError(f"--device-profile {name!r}: known profiles are {', '.join(PROFILES)}")
+    return PROFILES[name]
+
+
+def socket_name(family: str) -> str:
+    return f"npu-dra-{family.lower()}.sock"
+
+
+def resource_names(families: Iterable[str], *, override: str, prefix: str) -> dict[str, str]:
+    """`<prefix>/<family>` each, unless `override` is one NAME or `FAMILY=NAME,...` pairs."""
+    names = {family: f"{prefix}/{family}" for family in families}
+    if override and "=" not in override:
+        if len(names) > 1:
+            raise ValueError(f"--resource-name {override!r}: several families, give FAMILY=NAME")
+        names = dict.fromkeys(names, override)
+    elif override:
+        pairs = (p.partition("=") for p in override.split(",") if p.strip())
+        names |= {f.strip(): n.strip() for f, _, n in pairs if f.strip() in names}
+    for name in names.values():
+        if not _RESOURCE.match(name) or name.split("/")[0].endswith("kubernetes.io"):
+            raise ValueError(f"resource name {name!r} is not an extended resource name")
+    return names
+
+
+def build_runtime(config: DevicePluginConfig, probe: HardwareProbe) -> DevicePluginRuntime:
+    """Probe once, write the static CDI spec if enabled, and assemble one plugin per family."""
+    profile = profile_named(config.device_profile)
+    families = by_family(probe.probe().devices)
+    if not families:
+        log.warning("no NPUs found on %s: serving no resource", config.node_name)
+    names = resource_names(families, override=config.resource_names, prefix=profile.resource_prefix)
+    kind = cdi_kind(DriverName(config.driver_name), profile)
+    settings = AllocateSettings(profile, config.driver_mounts, kind if config.cdi_enabled else None)
+    if config.cdi_enabled:
+        _write_cdi(config, kind, settings, [d for ds in families.values() for d in ds])
+    boards = {family: DeviceBoard(devices) for family, devices in families.items()}
+    plugins = []
+    for family, board in boards.items():
+        service = DevicePluginService(board, settings=settings, name=names[family])
+        server = SocketServer(config.plugin_dir / socket_name(family), service)
+        plugins.append(ResourcePlugin(names[family], service, server))
+    return DevicePluginRuntime(
+        plugins,
+        kubelet=KubeletSocketWatcher(config.plugin_dir / KUBELET_SOCKET),
+        health=HealthLoop(probe, boards, interval=config.health_interval),
+    )
+
+
+def _write_cdi(
+    config: DevicePluginConfig, kind: str, settings: AllocateSettings, devices: list[Device]
+) -> None:
+    spec = static_spec(devices, kind=kind, profile=settings.profile, mounts=settings.driver_mounts)
+    path = write_static_spec(config.cdi_root, spec)
+    log.info("wrote CDI spec %s (%d device(s))", path, len(spec.devices))
