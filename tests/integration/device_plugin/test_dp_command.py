@@ -1,0 +1,53 @@
+"""`npu-dra device-plugin` as a process: configured from env vars, registered, ended by SIGTERM."""
+
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+from support.kubelet_dp import FakeKubelet
+
+# The subcommand as the CLI mounts it: register(subparsers), then args.func(args).
+DRIVER = """
+import argparse, sys
+from npu_dra.app.commands import device_plugin
+parser = argparse.ArgumentParser(prog="npu-dra")
+device_plugin.register(parser.add_subparsers(dest="command", required=True))
+args = parser.parse_args(sys.argv[1:])
+sys.exit(args.func(args))
+"""
+
+
+def test_the_command_serves_registers_and_exits_cleanly_on_sigterm(
+    kubelet: FakeKubelet, short_dir: Path
+) -> None:
+    description = short_dir / "node.yaml"
+    description.write_text("chip: 310P3\ncount: 2\n")
+    env = os.environ | {
+        "NODE_NAME": "node-a",
+        "DEVICE_PLUGIN_PATH": str(kubelet.dir),
+        "HARDWARE": f"fake:{description}",
+        "CDI_ENABLED": "true",
+        "CDI_ROOT": str(short_dir / "cdi"),
+        "LOG_LEVEL": "info",
+    }
+    process = subprocess.Popen(
+        [sys.executable, "-c", DRIVER, "device-plugin", "--health-interval", "1"],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    try:
+        (registration,) = kubelet.wait_for_registrations(1, timeout=60.0)
+        assert registration.request.resource_name == "huawei.com/Ascend310P"
+        assert (short_dir / "cdi" / "k8s.npu.huawei.com-npu.json").exists()
+        with kubelet.plugin(registration.request.endpoint) as plugin:
+            assert set(plugin.watch().next_list()) == {"npu-0", "npu-1"}
+    finally:
+        process.send_signal(signal.SIGTERM)
+        output, _ = process.communicate(timeout=30)
+    assert process.returncode == 0, output
+    assert "registered huawei.com/Ascend310P" in output
+    assert not (kubelet.dir / registration.request.endpoint).exists()
