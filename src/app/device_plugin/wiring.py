@@ -2,15 +2,13 @@
 
 Which resources exist depends on what the first probe finds (one per chip family, so a mixed
 node serves several sockets), so the graph is built from that inventory at start, once; nothing
-here runs at import. The npu-smi adapter is imported only when chosen.
+here runs at import, and the npu-smi adapter is imported only when it is chosen.
 """
 
-import importlib
 import logging
 import re
 from collections.abc import Iterable
 from pathlib import Path
-from typing import cast
 
 from npu_dra.adapters.grpc.device_plugin.allocate import AllocateSettings
 from npu_dra.adapters.grpc.device_plugin.board import DeviceBoard
@@ -32,7 +30,6 @@ from npu_dra.domain.profile import PROFILES, DeviceProfile
 log = logging.getLogger(__name__)
 
 FAKE = "fake:"
-NPU_SMI_MODULE = "npu_dra.adapters.hardware.npu_smi.probe"
 _RESOURCE = re.compile(r"^[a-z0-9]([-a-z0-9.]*[a-z0-9])?/[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$")
 
 
@@ -42,10 +39,9 @@ def hardware_probe(config: DevicePluginConfig) -> HardwareProbe:
     if config.hardware.startswith(FAKE):
         return FakeHardware(Path(config.hardware.removeprefix(FAKE)), node=node)
     if config.hardware == "npu-smi":
-        # Imported by name so this mode builds and runs with fake hardware even where the
-        # npu-smi adapter is absent; it reads /sys and /dev at their usual places.
-        module = importlib.import_module(NPU_SMI_MODULE)
-        return cast(HardwareProbe, module.NpuSmiProbe(node=node, npu_smi=config.npu_smi_path))
+        from npu_dra.adapters.hardware.npu_smi.probe import NpuSmiProbe  # only when chosen
+
+        return NpuSmiProbe(node=node, npu_smi=config.npu_smi_path)  # /sys and /dev as mounted
     raise ValueError(f"--hardware {config.hardware!r}: expected npu-smi or fake:FILE")
 
 

@@ -69,3 +69,9 @@ def test_fake_hardware_reads_a_description_file(tmp_path: Path) -> None:
 def test_unknown_hardware_is_refused() -> None:
     with pytest.raises(ValueError, match="--hardware"):
         hardware_probe(config("dcmi"))
+
+
+def test_npu_smi_hardware_is_the_npu_smi_probe_and_runs_nothing_yet() -> None:
+    from npu_dra.adapters.hardware.npu_smi.probe import NpuSmiProbe
+
+    assert isinstance(hardware_probe(config("npu-smi")), NpuSmiProbe)
