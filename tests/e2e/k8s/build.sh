@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds kube-apiserver, kube-controller-manager, kube-scheduler, kubectl and etcd from the Go
 # modules pinned in go.mod into a cache outside the repository, once. Later runs find the
-# binaries and return at once. Prints the cache directory on stdout.
+# binaries and return at once (without needing Go). Prints the cache directory on stdout.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 version=v1.34.3
@@ -12,11 +12,17 @@ cd "$here"
 build() { # name package
   local out="$cache/$1"
   [ -x "$out" ] && return 0
+  if ! command -v go >/dev/null 2>&1; then
+    echo "error: $1 is not in $cache and \`go\` is not on PATH to build it;" \
+      "install Go >= 1.24 (https://go.dev/dl/) and put it on PATH" >&2
+    exit 3
+  fi
   echo "building $1 (first run only; this takes minutes)" >&2
   CGO_ENABLED=0 go build -trimpath -ldflags "$ldflags" -o "$out.tmp" "$2"
   mv "$out.tmp" "$out"
 }
 (
+  # One build at a time: a second caller waits here, then finds the binaries built.
   exec 9>"$cache/.build.lock"
   flock 9
   build etcd ./cmd/etcd
