@@ -7,13 +7,18 @@ same inventory, health and topology logic is served as one v1beta1 device plugin
 import argparse
 import logging
 import signal
+import sys
 import threading
 from types import FrameType
 
 from npu_dra.app.device_plugin.flags import add_flags, config_from
 from npu_dra.app.device_plugin.wiring import build_runtime, hardware_probe
+from npu_dra.domain.errors import DomainError
 
 log = logging.getLogger(__name__)
+
+BAD_USAGE = 2
+CANNOT_START = 1
 
 
 def register(subparsers: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None:
@@ -28,12 +33,18 @@ def register(subparsers: "argparse._SubParsersAction[argparse.ArgumentParser]") 
 
 def run(args: argparse.Namespace) -> int:
     """Serve until SIGTERM or SIGINT; returns the exit status."""
-    config = config_from(args)
-    logging.basicConfig(  # force: the CLI may have configured a WARNING root already
-        level=config.log_level,
-        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
-        force=True,
-    )
+    try:
+        config = config_from(args)
+    except ValueError as error:
+        print(f"npu-dra device-plugin: {error}", file=sys.stderr)
+        return BAD_USAGE
+    logging.basicConfig(format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    logging.getLogger().setLevel(config.log_level)  # also when the CLI configured logging first
+    try:
+        runtime = build_runtime(config, hardware_probe(config))
+    except (DomainError, ValueError, OSError) as error:
+        log.error("cannot start the device plugin: %s", error)
+        return CANNOT_START
     stop = threading.Event()
 
     def on_signal(signum: int, _: FrameType | None) -> None:
@@ -42,5 +53,5 @@ def run(args: argparse.Namespace) -> int:
 
     for signum in (signal.SIGTERM, signal.SIGINT):
         signal.signal(signum, on_signal)
-    build_runtime(config, hardware_probe(config)).run(stop)
+    runtime.run(stop)
     return 0
