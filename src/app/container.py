@@ -16,9 +16,12 @@ from npu_dra.adapters.cdi.memory import MemoryCdiStore
 from npu_dra.adapters.cel.evaluator import CelSelectorEvaluator
 from npu_dra.adapters.checkpoint.files import FileCheckpointStore
 from npu_dra.adapters.checkpoint.memory import MemoryCheckpointStore
+from npu_dra.adapters.cluster.kube.cluster import KubeCluster
+from npu_dra.adapters.cluster.kube.connect import api_client
 from npu_dra.adapters.cluster.memory import MemoryCluster
 from npu_dra.adapters.grpc.registration import RegistrationState
 from npu_dra.adapters.hardware.fake import FakeHardware
+from npu_dra.adapters.hardware.npu_smi.probe import NpuSmiProbe
 from npu_dra.app.kubelet_plugin.servers import (
     dra_socket_path,
     registration_socket_path,
@@ -27,6 +30,7 @@ from npu_dra.app.kubelet_plugin.servers import (
     serve_registration,
 )
 from npu_dra.app.services.inventory import InventoryCache
+from npu_dra.app.services.maintainer import PoolMaintainer, maintained_pool
 from npu_dra.app.services.preparer import ClaimPreparer
 from npu_dra.app.services.publisher import PoolPublisher
 from npu_dra.domain.ports import ClusterApi
@@ -56,6 +60,14 @@ def fake_description(
     return Path(fake_file)
 
 
+def path_or(value: str | None, default: str) -> Path:
+    return Path(value or default)
+
+
+def or_default(value: float | None, default: float) -> float:
+    return float(value) if value is not None else default
+
+
 def checkpoint_path(plugins_dir: str, driver: str) -> Path:
     return plugin_data_dir(plugins_dir, driver) / "checkpoint.json"
 
@@ -74,8 +86,18 @@ class NodeContainer(containers.DeclarativeContainer):
             ),
             node=config.node_name,
         ),
+        npu_smi=providers.Singleton(
+            NpuSmiProbe,
+            node=config.node_name,
+            npu_smi=providers.Callable(
+                path_or, config.hardware.npu_smi_path, "/usr/local/bin/npu-smi"
+            ),
+            sysfs_root=providers.Callable(path_or, config.hardware.sysfs_root, "/sys"),
+            dev_root=providers.Callable(path_or, config.hardware.dev_root, "/dev"),
+        ),
     )
     inventory = providers.Singleton(InventoryCache, probe=hardware)
+
     cdi_store = providers.Selector(
         config.state.kind,
         files=providers.Singleton(
@@ -105,6 +127,19 @@ class NodeContainer(containers.DeclarativeContainer):
         inventory=inventory,
         driver=config.driver_name,
         profile=profile,
+    )
+    maintainer = providers.Singleton(
+        PoolMaintainer,
+        inventory=inventory,
+        publisher=publisher,
+        interval_s=providers.Callable(or_default, config.health_interval_s, 10.0),
+    )
+    pool_maintenance = providers.Resource(
+        maintained_pool,
+        maintainer=maintainer,
+        watcher=cluster,
+        node=config.node_name,
+        driver=config.driver_name,
     )
     # The kubelet plugin's servers (resources: started when first asked for, in the runtime's
     # order, and stopped on shutdown); the simulation never asks for them.
@@ -139,6 +174,9 @@ class Container(containers.DeclarativeContainer):
     cluster = providers.Selector(
         config.cluster.kind,
         memory=providers.Singleton(MemoryCluster),
+        kubernetes=providers.Singleton(
+            KubeCluster, providers.Singleton(api_client, config.cluster.kubeconfig)
+        ),
     )
     selector_evaluator = providers.Singleton(CelSelectorEvaluator)
     node = providers.Container(NodeContainer, config=config, cluster=cluster)

@@ -4,7 +4,7 @@ Adapters satisfy these without inheriting from them; every port has a real adapt
 in-memory one, and one contract suite in tests/contract runs against all of them.
 """
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Protocol
 
 from npu_dra.domain.cdi import CdiSpec
@@ -44,6 +44,20 @@ class ClusterApi(Protocol):
         ...
 
     def get_device_class(self, *, name: DeviceClassName) -> DeviceClass: ...
+
+
+class Stoppable(Protocol):
+    def stop(self) -> None: ...
+
+
+class SliceWatcher(Protocol):
+    """Tells the publisher when someone else changed or deleted this node's slices."""
+
+    def watch_slices(
+        self, *, node: NodeName, driver: DriverName, on_change: Callable[[], None]
+    ) -> Stoppable:
+        """Call `on_change` (from any thread) after such a change, until stopped."""
+        ...
 
 
 class CdiStore(Protocol):

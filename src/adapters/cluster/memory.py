@@ -10,7 +10,7 @@ import copy
 import hashlib
 import threading
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from npu_dra.adapters.kube_shapes.claims import (
@@ -35,6 +35,7 @@ class MemoryCluster:
         self._objects: dict[Key, dict[str, Any]] = {}
         self._version = 0
         self._lock = threading.RLock()
+        self._watchers: list[_Watch] = []
 
     # --- generic object store -------------------------------------------------------------
     def create(self, obj: Mapping[str, Any]) -> dict[str, Any]:
@@ -67,11 +68,14 @@ class MemoryCluster:
             body["metadata"]["generation"] = current["metadata"]["generation"] + int(changed)
             self._stamp(body)
             self._objects[self._key(body)] = body
-            return copy.deepcopy(body)
+        self._notify(body)
+        return copy.deepcopy(body)
 
     def delete(self, kind: str, name: str, namespace: str = "") -> None:
         with self._lock:
-            self._objects.pop((kind, namespace, name), None)
+            gone = self._objects.pop((kind, namespace, name), None)
+        if gone is not None:
+            self._notify(gone)
 
     def get(self, kind: str, name: str, namespace: str = "") -> dict[str, Any] | None:
         with self._lock:
@@ -111,6 +115,14 @@ class MemoryCluster:
             if (driver is None or s.driver == driver) and (node is None or s.node_name == node)
         )
 
+    def watch_slices(
+        self, *, node: NodeName, driver: DriverName, on_change: Callable[[], None]
+    ) -> "_Watch":
+        found = _Watch(self, node, driver, on_change)
+        with self._lock:
+            self._watchers.append(found)
+        return found
+
     def get_claim(self, *, ref: ClaimRef) -> ResourceClaim:
         obj = self.get("ResourceClaim", ref.name, ref.namespace)
         if obj is None or obj["metadata"]["uid"] != ref.uid:
@@ -149,6 +161,34 @@ class MemoryCluster:
                 return name
         raise RuntimeError(f"no free name for prefix {prefix!r}")
 
+    def _notify(self, body: Mapping[str, Any]) -> None:
+        """Watch events for slices; called outside the lock, like a watch stream's reader."""
+        if body.get("kind") != "ResourceSlice":
+            return
+        spec = body.get("spec") or {}
+        with self._lock:
+            watchers = list(self._watchers)
+        for w in watchers:
+            if (w.node, w.driver) == (spec.get("nodeName"), spec.get("driver")):
+                w.on_change()
+
+    def _unwatch(self, found: "_Watch") -> None:
+        with self._lock:
+            self._watchers = [w for w in self._watchers if w is not found]
+
     def _node_owner(self, node: NodeName) -> dict[str, Any] | None:
         found = self.get("Node", node)
         return node_owner(node, found["metadata"]["uid"]) if found else None
+
+
+class _Watch:
+    def __init__(
+        self, cluster: MemoryCluster, node: str, driver: str, on_change: Callable[[], None]
+    ) -> None:
+        self._cluster = cluster
+        self.node = node
+        self.driver = driver
+        self.on_change = on_change
+
+    def stop(self) -> None:
+        self._cluster._unwatch(self)

@@ -42,6 +42,7 @@ class Settings:
     log_level: str
     log_format: str
     cluster: str
+    health_interval: float = 10.0
 
     @classmethod
     def from_args(cls, args: argparse.Namespace) -> "Settings":
@@ -64,6 +65,7 @@ class Settings:
             "registrar_dir": str(self.registrar_dir),
             "healthcheck_host": HEALTHCHECK_HOST,
             "healthcheck_port": self.healthcheck_port,
+            "health_interval_s": self.health_interval,
             "cluster": {"kind": self.cluster, "kubeconfig": self.kubeconfig},
         }
 
@@ -87,6 +89,16 @@ def one_of(choices: tuple[str, ...]) -> Callable[[str], str]:
         return text.lower()
 
     return check
+
+
+def positive_seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = 0.0
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"{text!r}: expected a positive number of seconds")
+    return value
 
 
 def healthcheck_port(text: str) -> int:
@@ -138,7 +150,19 @@ def flags() -> tuple[Flag, ...]:
         ),
         Flag("--kubeconfig", "KUBECONFIG", "", "kubeconfig file; empty means in-cluster"),
         Flag("--hardware", "HARDWARE", "npu-smi", "npu-smi or fake:FILE", {"type": hardware}),
-        Flag("--npu-smi", "NPU_SMI_PATH", "npu-smi", "npu-smi command"),
+        Flag(
+            "--npu-smi",
+            "NPU_SMI_PATH",
+            "/usr/local/bin/npu-smi",
+            "npu-smi executable (mounted from the host)",
+        ),
+        Flag(
+            "--health-interval",
+            "HEALTH_INTERVAL",
+            "10",
+            "seconds between hardware health probes (changes republish the pool)",
+            {"type": positive_seconds, "metavar": "SECONDS"},
+        ),
         Flag("--log-level", "LOG_LEVEL", "info", "log level", {"type": one_of(LOG_LEVELS)}),
         Flag("--log-format", "LOG_FORMAT", "text", "text or json", {"type": one_of(LOG_FORMATS)}),
     )

@@ -40,6 +40,11 @@ def build_container(settings: Settings) -> Container:
         )
     if settings.hardware.kind not in _choices(container.node.hardware):
         raise StartupError(f"hardware {settings.hardware.kind!r} is not available in this build")
+    try:
+        container.cluster()
+    except Exception as error:  # the client's config errors have no common base class
+        where = settings.kubeconfig or "the in-cluster service account"
+        raise StartupError(f"cannot configure the cluster API from {where}: {error}") from error
     return container
 
 
@@ -64,6 +69,7 @@ class KubeletPlugin:
         try:
             self._servers = [self._node.dra_server(), self._node.registration_server()]
             health = self._node.health_server()
+            self._node.pool_maintenance()
         except (OSError, RuntimeError) as error:  # grpc reports a failed bind as RuntimeError
             raise StartupError(f"cannot serve: {error}") from error
         if health is not None:
@@ -80,7 +86,7 @@ class KubeletPlugin:
 
     def stop(self) -> None:
         # The registration socket first, so the kubelet stops sending work before we stop serving.
-        for name in ("registration_server", "health_server", "dra_server"):
+        for name in ("registration_server", "health_server", "pool_maintenance", "dra_server"):
             _resource(getattr(self._node, name)).shutdown()
         self._container.shutdown_resources()
         log.info("kubelet plugin stopped")

@@ -42,7 +42,7 @@ def plugin_settings(scratch: Path, **changes: Any) -> Settings:
         healthcheck_port=-1,
         kubeconfig="",
         hardware=Hardware("fake", node_file),
-        npu_smi="npu-smi",
+        npu_smi="/usr/local/bin/npu-smi",
         log_level="info",
         log_format="text",
         cluster="memory",
