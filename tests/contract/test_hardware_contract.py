@@ -1,0 +1,192 @@
+"""The hardware contract run over both HardwareProbe adapters: FakeHardware from node
+descriptions, and NpuSmiProbe over every recorded `npu-smi info` (through the fake npu-smi).
+
+With `--hardware-backend=MODULE:FACTORY` the contract class runs against that backend only.
+"""
+
+import functools
+import re
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from hardware_contract import HardwareBackend, HardwareContract, load_backend
+from support.fake_npu_smi import (
+    FIXTURES,
+    INFO,
+    MAP,
+    TOPO,
+    FakeNpuSmi,
+    load_scenario,
+    make_dev_root,
+    make_sysfs,
+    scenario_names,
+)
+
+from npu_dra.adapters.hardware.errors import ProbeError
+from npu_dra.adapters.hardware.fake import FakeHardware
+from npu_dra.adapters.hardware.npu_smi.probe import NpuSmiProbe
+from npu_dra.adapters.hardware.npu_smi.replay import recorded
+from npu_dra.domain.ids import NodeName
+from npu_dra.domain.ports import HardwareProbe
+
+NODE = NodeName("node-a")
+FAKE_DESCRIPTIONS: dict[str, dict[str, Any]] = {
+    "910B4-mesh": {"chip": "910B4", "count": 8, "numaNodes": [6, 6, 4, 4, 0, 0, 2, 2]},
+    "910A-rings": {"chip": "910A", "count": 8, "topology": "rings", "health": {3: "Warning"}},
+    "310P3-degraded": {"chip": "310P3", "count": 4, "topology": "none", "health": {1: "Alarm"}},
+}
+REJECTED_SCENARIOS = {  # documentation captures with elisions: the line npu-smi never prints
+    "910B1_8npu_elided": "'...'",
+    "910A_8npu_idle_elided": "'/usr/local/bin/npu-smi info'",
+}
+HEALTH_WORDS = ("OK", "Warning", "Alarm", "Critical", "UNKNOWN")
+BUILT_IN = [f"fake:{name}" for name in FAKE_DESCRIPTIONS] + [
+    f"npu-smi:{name}" for name in scenario_names() if name not in REJECTED_SCENARIOS
+]
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    if "hardware_backend_spec" in metafunc.fixturenames:
+        specs = metafunc.config.getoption("hardware_backend") or BUILT_IN
+        metafunc.parametrize("hardware_backend_spec", specs)
+
+
+@pytest.fixture
+def hardware_backend(hardware_backend_spec: str, tmp_path: Path) -> HardwareBackend:
+    kind, _, name = hardware_backend_spec.partition(":")
+    if kind == "fake":
+        return fake_backend(name, tmp_path)
+    if kind == "npu-smi":
+        return npu_smi_backend(name, tmp_path)
+    return load_backend(hardware_backend_spec)
+
+
+class TestHardwareContract(HardwareContract):
+    pass
+
+
+def fake_backend(name: str, tmp_path: Path) -> HardwareBackend:
+    description = FAKE_DESCRIPTIONS[name]
+    garbage = tmp_path / "garbage.yaml"
+    garbage.write_text("chip: [910B4\ncount: 8\n")
+    return HardwareBackend(
+        f"fake:{name}",
+        healthy=lambda: FakeHardware(description, node=NODE),
+        failing=[lambda: FakeHardware(tmp_path / "missing.yaml", node=NODE)],
+        malformed=[
+            lambda: FakeHardware({**description, "numaNodes": [0, 1]}, node=NODE),
+            lambda: FakeHardware({**description, "health": {0: "Broken"}}, node=NODE),
+            lambda: FakeHardware(garbage, node=NODE),
+        ],
+    )
+
+
+def npu_smi_backend(name: str, tmp_path: Path) -> HardwareBackend:
+    manifest = load_scenario(name)
+    dev_root = make_dev_root(tmp_path / "dev", range(manifest["davinci_count"]))
+    sysfs = make_sysfs(tmp_path / "sys")
+
+    fakes: dict[str, FakeNpuSmi] = {}
+
+    def probe(variant: str, timeout: float = 10.0, **answers: Any) -> HardwareProbe:
+        """NpuSmiProbe over the scenario with `answers` ({"info_-m": {...}}) changed."""
+        if variant not in fakes:
+            fakes[variant] = FakeNpuSmi(tmp_path / variant, manifest)
+            for args, answer in answers.items():
+                fakes[variant].set_answer(args.split("_"), **answer)
+        path = fakes[variant].path
+        return NpuSmiProbe(
+            node=NODE, npu_smi=path, sysfs_root=sysfs, dev_root=dev_root, timeout=timeout
+        )
+
+    return HardwareBackend(
+        f"npu-smi:{name}",
+        healthy=lambda: probe("healthy"),
+        failing=[
+            lambda: probe("exit", info={"exit": 1, "stdout": "", "stderr": "dcmi init failed\n"}),
+            lambda: NpuSmiProbe(node=NODE, npu_smi=tmp_path / "absent", dev_root=dev_root),
+        ],
+        hanging=lambda timeout: probe("hang", timeout, info={"delay": 60}),
+        malformed=_malformed(manifest, probe) if manifest["davinci_count"] else [],
+    )
+
+
+def _malformed(
+    manifest: Mapping[str, Any], probe: Callable[..., HardwareProbe]
+) -> list[Callable[[], HardwareProbe]]:
+    info, mapping = (_output(manifest, args) for args in (INFO, MAP))
+    lines = info.splitlines()
+    first, last = _chip_rows(lines)[0], _chip_rows(lines)[-1]
+    extra = _extra_map_row(mapping)
+    first_chip = "\n".join(lines[first : first + 2])  # its two rows, repeated right after them
+    variants: dict[str, dict[str, Any]] = {
+        "truncated": {"info": {"truncate": last}},
+        "garbage": {"info": {"garbage": "%$# garbage #$%"}},
+        "duplicate": {"info": {"garbage": first_chip, "garbage_after": first + 2}},
+        "empty": {"info": {"stdout": ""}},
+        "unlisted": {"info_-m": {"garbage": extra, "garbage_after": len(mapping.splitlines())}},
+    }
+    if "does not support" not in _output(manifest, TOPO):
+        variants["topo-garbage"] = {"info_-t_topo": {"garbage": "NPU0 X BOGUS", "garbage_after": 1}}
+    return [functools.partial(probe, variant, **answers) for variant, answers in variants.items()]
+
+
+def _output(manifest: Mapping[str, Any], args: tuple[str, ...]) -> str:
+    entry = next(e for e in manifest["commands"] if tuple(e["args"]) == args)
+    return recorded(Path(entry["file"])) if "file" in entry else str(entry["stdout"])
+
+
+def _chip_rows(lines: list[str]) -> list[int]:
+    """Indexes of every chip's first row: the rows with a health word in a cell."""
+    return [
+        index
+        for index, line in enumerate(lines)
+        if any(cell.strip() in HEALTH_WORDS for cell in line.split("|")[2:4])
+    ]
+
+
+def _extra_map_row(mapping: str) -> str:
+    """A `-m` row for a chip no other reply knows: NPU 4242, chip 0, unique ids."""
+    header = next(line for line in mapping.splitlines() if "NPU ID" in line)
+    columns = re.split(r"\s{2,}", header.strip())
+    values = ["0" if column == "Chip ID" else "4242" for column in columns[:-1]]
+    return "\t" + "    ".join([*values, "Ascend 910B4"])
+
+
+@pytest.mark.parametrize("name", sorted(REJECTED_SCENARIOS))
+def test_elided_documentation_captures_are_rejected_naming_the_line(
+    name: str, tmp_path: Path
+) -> None:
+    fake = FakeNpuSmi.from_scenario(name, tmp_path)
+    probe = NpuSmiProbe(node=NODE, npu_smi=fake.path, dev_root=make_dev_root(tmp_path, range(8)))
+    with pytest.raises(ProbeError, match=re.escape(REJECTED_SCENARIOS[name])) as raised:
+        probe.probe()
+    assert "`npu-smi info` line" in str(raised.value)
+
+
+def test_every_recorded_npu_smi_info_has_a_scenario() -> None:
+    infos = {
+        Path(entry["file"]).name
+        for name in scenario_names()
+        for entry in load_scenario(name)["commands"]
+        if entry["args"] == ["info"] and "file" in entry
+    }
+    recordings = {path.name for path in FIXTURES.glob("npu-smi-info_*.txt")}
+    assert recordings
+    assert recordings <= infos
+
+
+def test_no_npu_card_is_zero_devices_not_an_error(tmp_path: Path) -> None:
+    fake = FakeNpuSmi.from_scenario("no-card", tmp_path)
+    fake.set_answer(INFO, exit=1)
+    inventory = NpuSmiProbe(node=NODE, npu_smi=fake.path, dev_root=tmp_path).probe()
+    assert inventory.devices == ()
+
+
+def test_scenario_manifests_are_valid_yaml_with_three_commands() -> None:
+    for name in scenario_names():
+        manifest = yaml.safe_load((FIXTURES / "scenarios" / f"{name}.yaml").read_text())
+        assert {tuple(e["args"]) for e in manifest["commands"]} == {INFO, MAP, TOPO}
