@@ -264,50 +264,23 @@ def generate_pki(directory: Path) -> Pki:
         path.chmod(0o600)
 
     ec_key(pki.ca_key)
-    _openssl(
-        "req",
-        "-x509",
-        "-new",
-        "-config",
-        str(cnf),
-        "-extensions",
-        "ca",
-        "-key",
-        str(pki.ca_key),
-        "-subj",
-        "/CN=npu-dra-e2e-ca",
-        "-days",
-        "3650",
-        "-out",
-        str(pki.ca_cert),
-    )
+    # fmt: off
+    _openssl("req", "-x509", "-new", "-config", str(cnf), "-extensions", "ca",
+             "-key", str(pki.ca_key), "-subj", "/CN=npu-dra-e2e-ca", "-days", "3650",
+             "-out", str(pki.ca_cert))
+    # fmt: on
 
     def leaf(key: Path, cert: Path, subject: str, extensions: str) -> None:
         ec_key(key)
         csr = cert.with_suffix(".csr")
-        _openssl(
-            "req", "-new", "-config", str(cnf), "-key", str(key), "-subj", subject, "-out", str(csr)
-        )
-        _openssl(
-            "x509",
-            "-req",
-            "-in",
-            str(csr),
-            "-CA",
-            str(pki.ca_cert),
-            "-CAkey",
-            str(pki.ca_key),
-            "-set_serial",
-            "0x" + secrets.token_hex(16),
-            "-days",
-            "365",
-            "-extfile",
-            str(cnf),
-            "-extensions",
-            extensions,
-            "-out",
-            str(cert),
-        )
+        # fmt: off
+        _openssl("req", "-new", "-config", str(cnf), "-key", str(key), "-subj", subject,
+                 "-out", str(csr))
+        _openssl("x509", "-req", "-in", str(csr), "-CA", str(pki.ca_cert),
+                 "-CAkey", str(pki.ca_key), "-set_serial", "0x" + secrets.token_hex(16),
+                 "-days", "365", "-extfile", str(cnf), "-extensions", extensions,
+                 "-out", str(cert))
+        # fmt: on
         csr.unlink()
 
     leaf(pki.serving_key, pki.serving_cert, "/CN=kube-apiserver", "server")
