@@ -294,6 +294,17 @@ def generate_pki(directory: Path) -> Pki:
     return pki
 
 
+def api_client_for(kubeconfig: Path) -> client.ApiClient:
+    """A Kubernetes Python client for `kubeconfig`, never sent through an HTTP(S)_PROXY from the
+    environment (the control plane is on loopback, which proxies cannot reach)."""
+    configuration = client.Configuration()
+    config.load_kube_config(  # type: ignore[no-untyped-call]
+        config_file=str(kubeconfig), client_configuration=configuration, persist_config=False
+    )
+    configuration.proxy = None
+    return client.ApiClient(configuration)
+
+
 def _kubeconfig(server: str, ca_cert: Path, user_name: str, user: Mapping[str, str]) -> str:
     ca_data = base64.b64encode(ca_cert.read_bytes()).decode()
     document = {
@@ -455,8 +466,10 @@ class ControlPlane:
         context = ssl.create_default_context(cafile=str(self.pki.ca_cert))
         if client_cert:
             context.load_cert_chain(str(self.pki.admin_cert), str(self.pki.admin_key))
-        url = f"https://127.0.0.1:{port}{path}"
-        with urllib.request.urlopen(url, context=context, timeout=5) as response:
+        opener = urllib.request.build_opener(
+            urllib.request.ProxyHandler({}), urllib.request.HTTPSHandler(context=context)
+        )
+        with opener.open(f"https://127.0.0.1:{port}{path}", timeout=5) as response:
             return bool(response.status == 200)
 
     def _start_etcd(self, deadline: float) -> None:
@@ -478,8 +491,10 @@ class ControlPlane:
             "--log-level=warn",
         )
 
+        opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+
         def healthy() -> bool:
-            with urllib.request.urlopen(f"{self.etcd_url}/health", timeout=5) as response:
+            with opener.open(f"{self.etcd_url}/health", timeout=5) as response:
                 return bool(json.load(response).get("health") == "true")
 
         self._wait(process, healthy, "etcd /health", deadline)
@@ -625,10 +640,7 @@ class ControlPlane:
         if api is None:
             if not self.kubeconfig.exists():
                 raise ControlPlaneError("not started")
-            api = config.new_client_from_config(  # type: ignore[no-untyped-call]
-                config_file=str(self.kubeconfig)
-            )
-            self._api_client = api
+            api = self._api_client = api_client_for(self.kubeconfig)
         return api
 
     def as_json(self, model: object) -> dict[str, Any]:

@@ -18,8 +18,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from controlplane import ControlPlane, pid_alive, wait_for
-from kubernetes import client, config
+from controlplane import ControlPlane, api_client_for, pid_alive, wait_for
+from kubernetes import client
 from kubernetes.client import ApiException
 
 E2E_DIR = Path(__file__).resolve().parent
@@ -168,8 +168,7 @@ def test_service_account_kubeconfig_has_only_its_rbac_rights(
         "--role=pod-reader", f"--serviceaccount={namespace}:plugin",
     )  # fmt: skip
     wait_for(lambda: can_i("list", "pods", "-n", namespace) == "yes", timeout=30, what="RBAC")
-    api = config.new_client_from_config(config_file=str(kubeconfig))  # type: ignore[no-untyped-call]
-    with api:
+    with api_client_for(kubeconfig) as api:
         client.CoreV1Api(api).list_namespaced_pod(namespace)
         with pytest.raises(ApiException) as denied:
             client.CoreV1Api(api).list_node()
