@@ -56,12 +56,11 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
 
 @pytest.fixture
 def hardware_backend(hardware_backend_spec: str, tmp_path: Path) -> HardwareBackend:
+    if hardware_backend_spec not in BUILT_IN:
+        return load_backend(hardware_backend_spec)
     kind, _, name = hardware_backend_spec.partition(":")
-    if kind == "fake":
-        return fake_backend(name, tmp_path)
-    if kind == "npu-smi":
-        return npu_smi_backend(name, tmp_path)
-    return load_backend(hardware_backend_spec)
+    make = fake_backend if kind == "fake" else npu_smi_backend
+    return make(name, tmp_path)
 
 
 class TestHardwareContract(HardwareContract):

@@ -50,6 +50,17 @@ def chip_ids(
     return {key: Ids(logic[key], _physical(explicit[key], inferred, key, logic)) for key in logic}
 
 
+@attrs.frozen
+class Context:
+    """What every chip's device is built against: the node-wide replies and lookups."""
+
+    topology: Topology | None
+    groups: Mapping[int, str]
+    memory: Mapping[ChipKey, int]
+    dev_nodes: Collection[int]
+    numa: NumaLookup
+
+
 def devices(
     info: tuple[InfoChip, ...],
     ids: Mapping[ChipKey, Ids],
@@ -60,33 +71,34 @@ def devices(
     numa: NumaLookup,
 ) -> tuple[Device, ...]:
     groups = topology_groups(topology) if topology else {}
-    built = []
-    for key, chip in _keyed(info):
-        chip_ids_ = ids[key]
-        topo_id = chip_ids_.physical if topology and topology.by == "physical" else chip_ids_.logic
-        if topology is not None and topo_id not in topology.links:
-            raise bad_line(INFO_COMMAND, chip.line, f"chip missing from `{TOPO_COMMAND}`")
-        cpus = topology.affinity.get(topo_id) if topology else None
-        memory_mib = chip.memory_mib or memory.get(key)
-        if memory_mib is None:
-            raise bad_line(INFO_COMMAND, chip.line, "no memory size in any npu-smi reply")
-        built.append(
-            Device(
-                name=DeviceName(f"npu-{chip_ids_.physical}"),
-                physical_id=chip_ids_.physical,
-                logic_id=chip_ids_.logic,
-                card_id=chip.card_id,
-                chip_id=chip.chip_index,
-                chip_name=chip.name,
-                memory_bytes=memory_mib * MIB,
-                health=_health(chip, chip_ids_.physical, dev_nodes),
-                numa_node=numa(chip.bus_id, cpus),
-                topology_group=groups.get(topo_id),
-                pci_bus_id=chip.bus_id,
-                aicore_count=facts.aicores if (facts := CHIPS.get(chip.name)) else None,
-            )
-        )
+    context = Context(topology, groups, memory, dev_nodes, numa)
+    built = [_device(chip, ids[key], key, context) for key, chip in _keyed(info)]
     return tuple(sorted(built, key=lambda d: d.physical_id))
+
+
+def _device(chip: InfoChip, ids: Ids, key: ChipKey, context: Context) -> Device:
+    topology = context.topology
+    topo_id = ids.physical if topology and topology.by == "physical" else ids.logic
+    if topology is not None and topo_id not in topology.links:
+        raise bad_line(INFO_COMMAND, chip.line, f"chip missing from `{TOPO_COMMAND}`")
+    memory_mib = chip.memory_mib or context.memory.get(key)
+    if memory_mib is None:
+        raise bad_line(INFO_COMMAND, chip.line, "no memory size in any npu-smi reply")
+    facts = CHIPS.get(chip.name)
+    return Device(
+        name=DeviceName(f"npu-{ids.physical}"),
+        physical_id=ids.physical,
+        logic_id=ids.logic,
+        card_id=chip.card_id,
+        chip_id=chip.chip_index,
+        chip_name=chip.name,
+        memory_bytes=memory_mib * MIB,
+        health=_health(chip, ids.physical, context.dev_nodes),
+        numa_node=context.numa(chip.bus_id, topology.affinity.get(topo_id) if topology else None),
+        topology_group=context.groups.get(topo_id),
+        pci_bus_id=chip.bus_id,
+        aicore_count=facts.aicores if facts else None,
+    )
 
 
 def _keyed(info: tuple[InfoChip, ...]) -> list[tuple[ChipKey, InfoChip]]:

@@ -41,8 +41,9 @@ class NpuSmiRunner:
         """
         command = describe(args)
         process = self._start(command, args)
+        timeout = max(timeout, 0.0)
         try:
-            out, err = process.communicate(timeout=max(timeout, 0.0))
+            out, err = process.communicate(timeout=timeout)
         except subprocess.TimeoutExpired:
             _kill(process)
             raise ProbeError(f"`{command}`: no answer within {timeout:.1f}s (killed)") from None
