@@ -133,9 +133,10 @@ def parse_card_list(output: str) -> tuple[Card, ...]:
             if current is None or cards[current] is not None:
                 raise bad_line(LIST_COMMAND, line, "Chip Count outside an NPU ID block")
             cards[current] = parse_int(LIST_COMMAND, line, value, key)
-    if len(cards) != total or None in cards.values():
-        raise bad_output(LIST_COMMAND, f"{total} cards announced, {len(cards)} complete")
-    return tuple(Card(card, count or 0) for card, count in cards.items())
+    complete = [Card(card, count) for card, count in cards.items() if count is not None]
+    if len(cards) != total or len(complete) != total:
+        raise bad_output(LIST_COMMAND, f"{total} cards announced, {len(complete)} complete")
+    return tuple(complete)
 
 
 def _key_value(line: Line) -> tuple[str, str]:
