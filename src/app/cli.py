@@ -7,7 +7,7 @@ import sys
 from collections.abc import Sequence
 
 # Each module exposes register(subparsers) and sets `func` on its parser.
-_COMMANDS = ("simulate", "kubelet_plugin", "device_plugin")
+_COMMANDS = ("simulate", "discover", "kubelet_plugin", "device_plugin")
 
 
 def build_parser() -> argparse.ArgumentParser:
