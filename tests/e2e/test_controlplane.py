@@ -18,11 +18,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from controlplane import ControlPlane, api_client_for, pid_alive, wait_for
 from kubernetes import client
 from kubernetes.client import ApiException
 
-E2E_DIR = Path(__file__).resolve().parent
+from tests.support.controlplane import ControlPlane, api_client_for, pid_alive, wait_for
+
+REPO = Path(__file__).resolve().parents[2]
 PAUSE_IMAGE = "registry.k8s.io/pause:3.10"  # never pulled: no kubelet runs
 
 
@@ -206,8 +207,8 @@ def test_a_killed_owner_leaves_no_process_behind(k8s_bin_dir: Path, tmp_path: Pa
         f"""\
         import json, sys, time
         from pathlib import Path
-        sys.path.insert(0, {str(E2E_DIR)!r})
-        from controlplane import ControlPlane
+        sys.path.insert(0, {str(REPO)!r})
+        from tests.support.controlplane import ControlPlane
         plane = ControlPlane(Path({str(k8s_bin_dir)!r}), Path({str(tmp_path / "plane")!r}))
         plane.start()
         Path({str(pid_file)!r}).write_text(json.dumps(plane.pids))

@@ -1,11 +1,12 @@
-"""A real Kubernetes control plane on loopback for the e2e tests (a library, not a test file).
+"""A real Kubernetes control plane on loopback for tests and benchmarks (a library, not a test
+file; the session fixtures are in `k8s_fixtures`).
 
 `ControlPlane` runs etcd, kube-apiserver, kube-controller-manager and kube-scheduler, built from
-Kubernetes' own Go modules by ``k8s/build.sh``, with a throwaway PKI made by the ``openssl`` CLI.
-No kubelet runs: `ControlPlane.create_ready_node` makes Node objects the scheduler can place pods
-on. Every process runs in its own process group, is bound to 127.0.0.1 only, and is torn down by
-`ControlPlane.stop`, by an atexit hook, and (should the Python process be killed outright) by the
-kernel through ``PR_SET_PDEATHSIG``.
+Kubernetes' own Go modules by ``tests/e2e/k8s/build.sh`` (`build_binaries`), with a throwaway
+PKI made by the ``openssl`` CLI. No kubelet runs: `ControlPlane.create_ready_node` makes Node
+objects the scheduler can place pods on. Every process runs in its own process group, is bound
+to 127.0.0.1 only, and is torn down by `ControlPlane.stop`, by an atexit hook, and (should the
+Python process be killed outright) by the kernel through ``PR_SET_PDEATHSIG``.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ import datetime as dt
 import json
 import os
 import secrets
+import shutil
 import signal
 import socket
 import ssl
@@ -35,6 +37,8 @@ import yaml
 from kubernetes import client, config
 from kubernetes.client import ApiException
 
+BUILD_SCRIPT = Path(__file__).resolve().parents[1] / "e2e" / "k8s" / "build.sh"
+BUILD_TIMEOUT_S = float(os.environ.get("NPU_DRA_K8S_BUILD_TIMEOUT", "7200"))
 COMPONENTS = ("etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler")
 BINARIES = (*COMPONENTS, "kubectl")
 SERVICE_CIDR = "10.0.0.0/24"
@@ -100,6 +104,54 @@ def log_tail(path: Path, lines: int = 60) -> str:
     except OSError as error:
         return f"<cannot read {path}: {error}>"
     return "\n".join(data.splitlines()[-lines:])
+
+
+# --- binaries ----------------------------------------------------------------------------------
+
+
+def build_binaries(say: Callable[[str], None]) -> Path | str:
+    """Runs build.sh (a moment when the binaries are cached, 20-40 minutes the first time on a
+    small machine), passing each line of its progress to `say`; returns the binary directory, or
+    why there is none."""
+    started = time.monotonic()
+    try:
+        process = subprocess.Popen(
+            ["bash", str(BUILD_SCRIPT)],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+    except OSError as error:
+        return f"cannot run {BUILD_SCRIPT}: {error}"
+    assert process.stderr is not None
+    assert process.stdout is not None
+    stderr_tail: list[str] = []
+    # stdout is one line (the directory), so reading stderr to its end first cannot deadlock.
+    for raw in process.stderr:
+        line = raw.rstrip("\n")
+        stderr_tail = [*stderr_tail[-40:], line]
+        say(line)
+    try:
+        stdout = process.stdout.read()
+        code = process.wait(timeout=BUILD_TIMEOUT_S)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        return f"{BUILD_SCRIPT} ran over {BUILD_TIMEOUT_S:.0f}s"
+    if code != 0:
+        hint = ""
+        if shutil.which("go") is None:
+            hint = "\n`go` is not on PATH: install Go >= 1.24 (https://go.dev/dl/) to build them."
+        return (
+            f"building the control-plane binaries failed ({BUILD_SCRIPT} exited {code}){hint}\n"
+            + "\n".join(stderr_tail)
+        )
+    bin_dir = Path(stdout.strip().splitlines()[-1]) if stdout.strip() else Path()
+    missing = [name for name in BINARIES if not os.access(bin_dir / name, os.X_OK)]
+    if missing:
+        return f"{BUILD_SCRIPT} printed {bin_dir!s}, which lacks {', '.join(missing)}"
+    if stderr_tail:  # something was built: say how long it took
+        say(f"done in {time.monotonic() - started:.0f}s: {bin_dir}")
+    return bin_dir
 
 
 # --- processes ---------------------------------------------------------------------------------
@@ -360,7 +412,9 @@ class ControlPlane:
         self._pki: Pki | None = None
         missing = [name for name in BINARIES if not os.access(self.bin_dir / name, os.X_OK)]
         if missing:
-            raise ControlPlaneError(f"{self.bin_dir} lacks {', '.join(missing)}; run k8s/build.sh")
+            raise ControlPlaneError(
+                f"{self.bin_dir} lacks {', '.join(missing)}; run {BUILD_SCRIPT}"
+            )
 
     # lifecycle ---------------------------------------------------------------------------------
 
