@@ -22,6 +22,8 @@ from npu_dra.adapters.cluster.memory import MemoryCluster
 from npu_dra.adapters.grpc.registration import RegistrationState
 from npu_dra.adapters.hardware.fake import FakeHardware
 from npu_dra.adapters.hardware.npu_smi.probe import NpuSmiProbe
+from npu_dra.app.device_plugin.flags import DevicePluginConfig
+from npu_dra.app.device_plugin.wiring import build_runtime, hardware_probe
 from npu_dra.app.kubelet_plugin.servers import (
     dra_socket_path,
     registration_socket_path,
@@ -166,6 +168,17 @@ class NodeContainer(containers.DeclarativeContainer):
         dra=dra_socket,
         state=registration_state,
     )
+
+
+class DevicePluginContainer(containers.DeclarativeContainer):
+    """`npu-dra device-plugin`: the probe its flags choose, and the runtime built from the first
+    inventory (one resource per chip family, so the graph depends on what the probe finds)."""
+
+    settings: providers.Dependency[DevicePluginConfig] = providers.Dependency(
+        instance_of=DevicePluginConfig
+    )
+    hardware = providers.Singleton(hardware_probe, settings)
+    runtime = providers.Singleton(build_runtime, settings, hardware)
 
 
 class Container(containers.DeclarativeContainer):

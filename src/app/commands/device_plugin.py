@@ -11,8 +11,8 @@ import sys
 import threading
 from types import FrameType
 
+from npu_dra.app.container import DevicePluginContainer
 from npu_dra.app.device_plugin.flags import add_flags, config_from
-from npu_dra.app.device_plugin.wiring import build_runtime, hardware_probe
 from npu_dra.domain.errors import DomainError
 
 log = logging.getLogger(__name__)
@@ -41,7 +41,7 @@ def run(args: argparse.Namespace) -> int:
     logging.basicConfig(format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     logging.getLogger().setLevel(config.log_level)  # also when the CLI configured logging first
     try:
-        runtime = build_runtime(config, hardware_probe(config))
+        runtime = DevicePluginContainer(settings=config).runtime()
     except (DomainError, ValueError, OSError) as error:
         log.error("cannot start the device plugin: %s", error)
         return CANNOT_START
