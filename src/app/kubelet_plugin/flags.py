@@ -43,6 +43,8 @@ class Settings:
     log_format: str
     cluster: str
     health_interval: float = 10.0
+    sysfs_root: Path = Path("/sys")
+    dev_root: Path = Path("/dev")
 
     @classmethod
     def from_args(cls, args: argparse.Namespace) -> "Settings":
@@ -58,6 +60,8 @@ class Settings:
                 "kind": self.hardware.kind,
                 "fake_file": str(self.hardware.fake_file or ""),
                 "npu_smi_path": self.npu_smi,
+                "sysfs_root": str(self.sysfs_root),
+                "dev_root": str(self.dev_root),
             },
             "state": {"kind": "files"},
             "cdi_root": str(self.cdi_root),
@@ -156,6 +160,14 @@ def flags() -> tuple[Flag, ...]:
             "/usr/local/bin/npu-smi",
             "npu-smi executable (mounted from the host)",
         ),
+        Flag(
+            "--sysfs-root",
+            "SYSFS_ROOT",
+            "/sys",
+            "sysfs mount (NUMA node of each chip's PCI device)",
+            path,
+        ),
+        Flag("--dev-root", "DEV_ROOT", "/dev", "device nodes (/dev/davinciN)", path),
         Flag(
             "--health-interval",
             "HEALTH_INTERVAL",
