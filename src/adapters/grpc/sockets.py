@@ -53,6 +53,7 @@ class UnixGrpcServer:
         self._workers = workers
         self._name = name or path.name
         self._server: Any = None
+        self._pool: futures.ThreadPoolExecutor | None = None
         self._inode: int | None = None
         self._lock = threading.Lock()
 
@@ -63,6 +64,11 @@ class UnixGrpcServer:
     def stop(self, grace: float | None = None) -> None:
         with self._lock:
             self._stop(grace)
+
+    def gone(self) -> bool:
+        """True if not serving, or if our socket file was deleted or replaced by another file."""
+        with self._lock:
+            return self._server is None or _inode(self.path) != self._inode
 
     def ensure_listening(self) -> bool:
         """Rebuild the server if its socket file is gone or replaced; True if it was rebuilt."""
@@ -78,7 +84,8 @@ class UnixGrpcServer:
         check_socket_path(self.path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         remove_stale(self.path)
-        server = grpc.server(futures.ThreadPoolExecutor(self._workers, self._name))
+        self._pool = futures.ThreadPoolExecutor(self._workers, thread_name_prefix=self._name)
+        server = grpc.server(self._pool)
         self._register(server)
         server.add_insecure_port(unix_target(self.path))
         server.start()
@@ -89,10 +96,12 @@ class UnixGrpcServer:
         if self._server is None:
             return
         self._server.stop(grace).wait()
+        if self._pool is not None:  # no worker thread outlives the server
+            self._pool.shutdown(wait=True, cancel_futures=True)
         # grpc unlinks its socket on stop; a file someone else put there since is left alone.
         if self._inode is not None and _inode(self.path) == self._inode:
             self.path.unlink(missing_ok=True)
-        self._server, self._inode = None, None
+        self._server, self._pool, self._inode = None, None, None
         log.info("%s: stopped, %s removed", self._name, self.path)
 
 

@@ -9,9 +9,9 @@ from pathlib import Path
 import grpc
 
 from npu_dra.adapters.grpc.device_plugin import wire
-from npu_dra.adapters.grpc.device_plugin.server import unix_target
 from npu_dra.adapters.grpc.gen.deviceplugin.v1beta1 import api_pb2 as api
 from npu_dra.adapters.grpc.gen.deviceplugin.v1beta1 import api_pb2_grpc
+from npu_dra.adapters.grpc.sockets import unix_target
 
 REGISTER_TIMEOUT_S = 15.0
 

@@ -6,9 +6,6 @@ tells the runtime the file it listens on was deleted or replaced. A stale file f
 run is removed before binding, and a stopped server leaves no file and no threads behind.
 """
 
-import logging
-import os
-from concurrent import futures
 from pathlib import Path
 
 import grpc
@@ -16,48 +13,25 @@ import grpc
 from npu_dra.adapters.grpc.device_plugin.servicer import DevicePluginService
 from npu_dra.adapters.grpc.gen.deviceplugin.v1beta1 import api_pb2 as api
 from npu_dra.adapters.grpc.gen.deviceplugin.v1beta1 import api_pb2_grpc
+from npu_dra.adapters.grpc.sockets import UnixGrpcServer, check_socket_path, unix_target
 
-log = logging.getLogger(__name__)
-
-MAX_SOCKET_PATH = 107  # sun_path holds 108 bytes with the terminating NUL
 WORKERS = 8  # each open ListAndWatch stream holds one
-
-
-def unix_target(path: Path) -> str:
-    return f"unix://{path.absolute()}"
 
 
 class SocketServer:
     def __init__(self, path: Path, service: DevicePluginService, *, stop_grace: float = 0.5):
-        if len(os.fsencode(path.absolute())) > MAX_SOCKET_PATH:
-            raise ValueError(f"socket path {path} is longer than {MAX_SOCKET_PATH} bytes")
+        check_socket_path(path)
         self.path = path
         self._service = service
         self._grace = stop_grace
-        self._server: grpc.Server | None = None
-        self._pool: futures.ThreadPoolExecutor | None = None
-        self._inode: int | None = None
+        self._unix = UnixGrpcServer(path, self._add_service, workers=WORKERS)
 
     def start(self) -> None:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        self.path.unlink(missing_ok=True)
-        self._pool = futures.ThreadPoolExecutor(WORKERS, thread_name_prefix=self.path.name)
-        self._server = grpc.server(self._pool)
-        api_pb2_grpc.add_DevicePluginServicer_to_server(self._service, self._server)  # type: ignore[no-untyped-call]
-        self._server.add_insecure_port(unix_target(self.path))
-        self._server.start()
-        self._inode = _inode(self.path)
-        log.info("serving DevicePlugin on %s", self.path)
+        self._unix.start()
 
     def stop(self) -> None:
-        self._service.end_streams()
-        if self._server is not None:
-            self._server.stop(self._grace).wait()
-        if self._pool is not None:
-            self._pool.shutdown(wait=True, cancel_futures=True)
-        if self._inode is not None and _inode(self.path) == self._inode:
-            self.path.unlink(missing_ok=True)  # ours; a file someone put there since stays
-        self._server, self._pool, self._inode = None, None, None
+        self._service.end_streams()  # open ListAndWatch streams would hold the workers
+        self._unix.stop(self._grace)
 
     def restart(self) -> None:
         self.stop()
@@ -65,14 +39,10 @@ class SocketServer:
 
     def gone(self) -> bool:
         """True if not serving, or if our socket file was deleted or replaced by another file."""
-        return self._server is None or _inode(self.path) != self._inode
+        return self._unix.gone()
 
-
-def _inode(path: Path) -> int | None:
-    try:
-        return path.lstat().st_ino
-    except FileNotFoundError:
-        return None
+    def _add_service(self, server: grpc.Server) -> None:
+        api_pb2_grpc.add_DevicePluginServicer_to_server(self._service, server)  # type: ignore[no-untyped-call]
 
 
 def answers(path: Path, *, timeout: float) -> bool:
