@@ -1,0 +1,38 @@
+{{/* Base name of the objects: the seed manifests' name unless overridden. */}}
+{{- define "npu-dra.fullname" -}}
+{{- default "ascend-npu-dra-kubeletplugin" .Values.fullnameOverride | trunc 63 | trimSuffix "-" -}}
+{{- end -}}
+
+{{/* Namespace of the namespaced objects. */}}
+{{- define "npu-dra.namespace" -}}
+{{- default .Release.Namespace .Values.namespace.name -}}
+{{- end -}}
+
+{{- define "npu-dra.serviceAccountName" -}}
+{{- include "npu-dra.fullname" . -}}
+{{- end -}}
+
+{{- define "npu-dra.image" -}}
+{{- printf "%s:%s" .Values.image.repository (default .Chart.AppVersion .Values.image.tag) -}}
+{{- end -}}
+
+{{/* Labels of every object: the manifests' labels plus Helm's bookkeeping. */}}
+{{- define "npu-dra.labels" -}}
+app.kubernetes.io/name: npu-dra
+{{- if .component }}
+app.kubernetes.io/component: {{ .component }}
+{{- end }}
+helm.sh/chart: {{ printf "%s-%s" .root.Chart.Name .root.Chart.Version | replace "+" "_" }}
+app.kubernetes.io/instance: {{ .root.Release.Name }}
+app.kubernetes.io/version: {{ .root.Chart.AppVersion | quote }}
+app.kubernetes.io/managed-by: {{ .root.Release.Service }}
+{{- end -}}
+
+{{/* The LD_LIBRARY_PATH npu-smi needs, under an Ascend root. */}}
+{{- define "npu-dra.ldLibraryPath" -}}
+{{- $root := . -}}
+{{- $dirs := list "driver/lib64" "driver/lib64/common" "driver/lib64/driver" "ascend-toolkit/latest/lib64" "ascend-toolkit/latest/runtime/lib64" -}}
+{{- $paths := list -}}
+{{- range $dirs }}{{ $paths = append $paths (printf "%s/%s" $root .) }}{{ end -}}
+{{- join ":" $paths -}}
+{{- end -}}
