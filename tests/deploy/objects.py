@@ -1,0 +1,77 @@
+"""The deploy directory's objects as plain dicts, and the parts of them the tests look into."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Mapping
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+REPO = Path(__file__).resolve().parents[2]
+MANIFESTS = REPO / "deploy" / "manifests"
+EXAMPLES = REPO / "deploy" / "examples"
+DEVICE_PLUGIN_DAEMONSET = REPO / "deploy" / "device-plugin" / "daemonset.yaml"
+
+Obj = dict[str, Any]
+Key = tuple[str, str, str]  # kind, namespace ("" when cluster-scoped), name
+
+
+def load(paths: Iterable[Path]) -> list[Obj]:
+    return [o for path in paths for o in yaml.safe_load_all(path.read_text()) if o]
+
+
+def manifest_files() -> list[Path]:
+    """In the order `kubectl apply -f deploy/manifests/` takes them (by file name)."""
+    return sorted(MANIFESTS.glob("*.yaml"))
+
+
+def manifests() -> list[Obj]:
+    return load(manifest_files())
+
+
+def key(obj: Mapping[str, Any]) -> Key:
+    meta = obj["metadata"]
+    return (obj["kind"], meta.get("namespace", ""), meta["name"])
+
+
+def by_key(objects: Iterable[Obj]) -> dict[Key, Obj]:
+    keyed: dict[Key, Obj] = {}
+    for obj in objects:
+        assert key(obj) not in keyed, f"{key(obj)} appears twice"
+        keyed[key(obj)] = obj
+    return keyed
+
+
+def only(objects: Iterable[Obj], kind: str) -> Obj:
+    (found,) = [o for o in objects if o["kind"] == kind]
+    return found
+
+
+def of_kind(objects: Iterable[Obj], kind: str) -> Iterator[Obj]:
+    return (o for o in objects if o["kind"] == kind)
+
+
+def container(daemonset: Mapping[str, Any]) -> Obj:
+    (found,) = daemonset["spec"]["template"]["spec"]["containers"]
+    return found  # type: ignore[no-any-return]
+
+
+def expanded_argv(daemonset: Mapping[str, Any], env: Mapping[str, str]) -> list[str]:
+    """command + args as the kubelet runs them: $(VAR) replaced from `env`."""
+    spec = container(daemonset)
+    argv = [*spec.get("command", []), *spec.get("args", [])]
+    for name, value in env.items():
+        argv = [arg.replace(f"$({name})", value) for arg in argv]
+    return argv
+
+
+def host_path_mounts(daemonset: Mapping[str, Any]) -> dict[str, str]:
+    """mountPath -> the hostPath behind it, for the container's hostPath volumes."""
+    pod = daemonset["spec"]["template"]["spec"]
+    host = {v["name"]: v["hostPath"]["path"] for v in pod["volumes"] if "hostPath" in v}
+    return {
+        m["mountPath"]: host[m["name"]]
+        for m in container(daemonset)["volumeMounts"]
+        if m["name"] in host
+    }

@@ -1,0 +1,163 @@
+"""deploy/manifests agrees with the code it deploys: the DaemonSet's args are flags the CLI
+parses, its env vars are the ones the code reads, the paths it names are mounted from the same
+host paths, its probe asks the plugin's own health service, and RBAC, policy and DaemonSet name
+the same ServiceAccount."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from npu_dra.adapters.grpc.health_servicer import LIVENESS_SERVICES
+from npu_dra.app.cli import build_parser
+from npu_dra.app.kubelet_plugin.flags import Settings, flags
+from tests.deploy.objects import (
+    container,
+    expanded_argv,
+    host_path_mounts,
+    key,
+    manifest_files,
+    manifests,
+    of_kind,
+    only,
+)
+
+NOT_FLAGS = {"LD_LIBRARY_PATH"}  # for npu-smi's libraries, not read by npu-dra
+NAMESPACE = "ascend-dra"
+SERVICE_ACCOUNT = "ascend-npu-dra-kubeletplugin"
+
+
+def daemonset() -> dict[str, Any]:
+    return only(manifests(), "DaemonSet")
+
+
+def settings() -> Settings:
+    argv = expanded_argv(daemonset(), {"NODE_NAME": "node-a"})
+    assert argv[0] == "npu-dra"
+    args = build_parser().parse_args(argv[1:])
+    assert args.func.__module__ == "npu_dra.app.commands.kubelet_plugin"
+    return Settings.from_args(args)
+
+
+def test_the_daemonset_args_are_flags_the_cli_parses_to_the_seed_settings() -> None:
+    parsed = settings()
+    assert parsed.node_name == "node-a"
+    assert (parsed.driver_name, parsed.device_profile) == ("npu.huawei.com", "npu")
+    assert str(parsed.registrar_dir) == "/var/lib/kubelet/plugins_registry"
+    assert str(parsed.plugins_dir) == "/var/lib/kubelet/plugins"
+    assert str(parsed.cdi_root) == "/var/run/cdi"
+    assert parsed.hardware.kind == "npu_smi"
+    assert parsed.cluster == "kubernetes"
+    assert parsed.kubeconfig == ""  # in-cluster: the pod's ServiceAccount token
+
+
+def test_no_flag_is_given_twice_and_every_one_is_the_codes() -> None:
+    names = [arg.split("=", 1)[0] for arg in container(daemonset())["args"]]
+    assert len(names) == len(set(names))
+    assert set(names) <= {flag.name for flag in flags()}
+
+
+def test_every_env_var_is_one_the_code_reads() -> None:
+    env = container(daemonset())["env"]
+    names = {e["name"] for e in env}
+    assert names - NOT_FLAGS <= {flag.env for flag in flags()}
+    node_name = next(e for e in env if e["name"] == "NODE_NAME")
+    assert node_name["valueFrom"]["fieldRef"]["fieldPath"] == "spec.nodeName"
+
+
+@pytest.mark.parametrize(
+    "setting", ["registrar_dir", "plugins_dir", "cdi_root", "sysfs_root", "dev_root", "npu_smi"]
+)
+def test_each_host_path_the_plugin_uses_is_mounted_at_the_same_path(setting: str) -> None:
+    # The DRA socket the plugin announces (<plugins dir>/<driver>/dra.sock) must be the same
+    # file for the kubelet on the host.
+    path = str(getattr(settings(), setting))
+    assert host_path_mounts(daemonset()).get(path) == path
+
+
+def test_the_liveness_probe_asks_the_plugins_health_service_on_its_port() -> None:
+    spec = container(daemonset())
+    probe = spec["livenessProbe"]["grpc"]
+    assert probe["port"] == settings().healthcheck_port > 0
+    assert probe["service"] in LIVENESS_SERVICES
+    assert [p["containerPort"] for p in spec["ports"]] == [probe["port"]]
+
+
+def test_a_rolling_update_never_runs_two_plugin_pods_on_a_node() -> None:
+    strategy = daemonset()["spec"]["updateStrategy"]
+    assert strategy["type"] == "RollingUpdate"
+    assert strategy["rollingUpdate"] == {"maxUnavailable": 1, "maxSurge": 0}
+
+
+def test_resources_are_requested_and_memory_is_limited() -> None:
+    resources = container(daemonset())["resources"]
+    assert set(resources["requests"]) == {"cpu", "memory"}
+    assert set(resources["limits"]) == {"memory"}
+
+
+def test_the_cluster_role_grants_only_what_the_plugin_calls() -> None:
+    role = only(manifests(), "ClusterRole")
+    granted = {
+        (group, resource, verb)
+        for rule in role["rules"]
+        for group in rule["apiGroups"]
+        for resource in rule["resources"]
+        for verb in rule["verbs"]
+    }
+    slices = {
+        ("resource.k8s.io", "resourceslices", verb)
+        for verb in ("list", "watch", "create", "update", "delete")
+    }
+    assert granted == {
+        ("resource.k8s.io", "resourceclaims", "get"),
+        ("", "nodes", "get"),
+        *slices,
+    }
+
+
+def test_rbac_policy_and_daemonset_name_one_service_account() -> None:
+    objects = manifests()
+    account = only(objects, "ServiceAccount")
+    assert (account["metadata"]["namespace"], account["metadata"]["name"]) == (
+        NAMESPACE,
+        SERVICE_ACCOUNT,
+    )
+    binding = only(objects, "ClusterRoleBinding")
+    assert binding["roleRef"]["name"] == only(objects, "ClusterRole")["metadata"]["name"]
+    assert binding["subjects"] == [
+        {"kind": "ServiceAccount", "name": SERVICE_ACCOUNT, "namespace": NAMESPACE}
+    ]
+    assert daemonset()["spec"]["template"]["spec"]["serviceAccountName"] == SERVICE_ACCOUNT
+    policy = only(objects, "ValidatingAdmissionPolicy")
+    (condition,) = policy["spec"]["matchConditions"]
+    assert f'"system:serviceaccount:{NAMESPACE}:{SERVICE_ACCOUNT}"' in condition["expression"]
+    policy_binding = only(objects, "ValidatingAdmissionPolicyBinding")
+    assert policy_binding["spec"]["policyName"] == policy["metadata"]["name"]
+    assert policy_binding["spec"]["validationActions"] == ["Deny"]
+
+
+def test_the_policy_covers_every_write_of_resourceslices() -> None:
+    (rule,) = only(manifests(), "ValidatingAdmissionPolicy")["spec"]["matchConstraints"][
+        "resourceRules"
+    ]
+    assert rule["resources"] == ["resourceslices"]
+    assert rule["apiVersions"] == ["*"]
+    assert set(rule["operations"]) == {"CREATE", "UPDATE", "DELETE"}
+
+
+def test_the_device_class_is_the_seeds_and_selects_the_daemonsets_driver() -> None:
+    device_class = only(manifests(), "DeviceClass")
+    assert device_class["metadata"]["name"] == "npu.huawei.com"
+    (selector,) = device_class["spec"]["selectors"]
+    assert selector["cel"]["expression"] == f'device.driver == "{settings().driver_name}"'
+
+
+def test_namespaced_objects_live_in_the_namespace_applied_first() -> None:
+    first = manifests()[0]
+    assert key(first) == ("Namespace", "", NAMESPACE)
+    assert manifest_files()[0].name.startswith("00-")
+    for kind in ("ServiceAccount", "DaemonSet"):
+        for obj in of_kind(manifests(), kind):
+            assert obj["metadata"]["namespace"] == NAMESPACE
+    assert first["metadata"]["labels"]["pod-security.kubernetes.io/enforce"] == "privileged"
