@@ -5,8 +5,14 @@ shape code as the in-memory API; the client's generated models would silently dr
 not know. Slices are selected by the `spec.driver`/`spec.nodeName` field selectors, owned by the
 Node (garbage-collected with it), and written in the pool-sync order: deletes (with UID and
 resourceVersion preconditions), updates, creates.
+
+Creates cannot conflict (the server generates the names), so two writers of one pool (a rolling
+update's two plugin pods) can both create a full set of slices. Every sync therefore reads the pool
+back after writing, and repairs it until what is stored is one whole pool: one generation,
+`resourceSliceCount` slices, no device twice. Whose content that is, is last-writer-wins.
 """
 
+import copy
 import json
 import logging
 from collections.abc import Callable, Sequence
@@ -15,23 +21,41 @@ from typing import Any
 from kubernetes import client
 from kubernetes.client import ApiException
 
-from npu_dra.adapters.cluster.kube.retry import with_retries
+from npu_dra.adapters.cluster.kube.retry import Deadline, StaleRead, with_retries
 from npu_dra.adapters.cluster.kube.watch import SliceWatch
 from npu_dra.adapters.kube_shapes.claims import claim_from_api, device_class_from_api
 from npu_dra.adapters.kube_shapes.slices import node_owner, slice_from_api, slice_to_api
 from npu_dra.domain.claims import ClaimRef, DeviceClass, ResourceClaim
-from npu_dra.domain.errors import NotFound
+from npu_dra.domain.errors import ClusterUnavailable, NotFound
 from npu_dra.domain.ids import DeviceClassName, DriverName, NodeName
 from npu_dra.domain.pool import ResourceSlice
 from npu_dra.domain.pool_sync import plan_sync
 from npu_dra.domain.ports import Stoppable
 
 log = logging.getLogger(__name__)
-REQUEST_TIMEOUT = (5, 30)  # connect, read seconds
+MAX_REPAIRS = 5  # read-back rounds per sync before a racing writer is reported
+
+
+def single_try(api: client.ApiClient) -> client.ApiClient:
+    """A client on the same configuration whose requests are tried once: retries are ours,
+    bounded by the budget; urllib3's own (3 by default) would multiply every timeout by four."""
+    if api.configuration.retries is False:
+        return api
+    configuration = copy.deepcopy(api.configuration)
+    configuration.retries = False
+    return client.ApiClient(configuration)
+
+
+def whole_pool(stored: Sequence[ResourceSlice]) -> bool:
+    """One generation, as many slices as each one counts, and no device twice."""
+    pools = {(s.pool.generation, s.pool.resource_slice_count) for s in stored}
+    names = [d.name for s in stored for d in s.devices]
+    return len(pools) == 1 and pools.pop()[1] == len(stored) and len(names) == len(set(names))
 
 
 class KubeCluster:
     def __init__(self, api: client.ApiClient, *, retry_budget_s: float = 30.0) -> None:
+        api = single_try(api)
         self._api = api
         # Typed as Any: we send dict bodies and read raw responses, which the stubs do not model.
         self._resource: Any = client.ResourceV1Api(api)
@@ -43,14 +67,19 @@ class KubeCluster:
     ) -> tuple[ResourceSlice, ...]:
         return with_retries(
             f"publishing ResourceSlices of {node}/{driver}",
-            lambda: self._sync(node, driver, slices),
+            lambda deadline: self._sync(deadline, node, driver, slices),
             budget_s=self._budget,
         )
 
     def list_slices(
         self, *, driver: DriverName | None = None, node: NodeName | None = None
     ) -> tuple[ResourceSlice, ...]:
-        return tuple(slice_from_api(o) for o in self._raw_slices(driver, node))
+        found = with_retries(
+            "listing ResourceSlices",
+            lambda deadline: self._list(deadline, driver, node),
+            budget_s=self._budget,
+        )
+        return tuple(slice_from_api(o) for o in found)
 
     def watch_slices(
         self, *, node: NodeName, driver: DriverName, on_change: Callable[[], None]
@@ -62,8 +91,8 @@ class KubeCluster:
     def get_claim(self, *, ref: ClaimRef) -> ResourceClaim:
         obj = self._read(
             f"ResourceClaim {ref.namespace}/{ref.name}",
-            lambda: self._resource.read_namespaced_resource_claim(
-                ref.name, ref.namespace, _preload_content=False, _request_timeout=REQUEST_TIMEOUT
+            lambda timeout: self._resource.read_namespaced_resource_claim(
+                ref.name, ref.namespace, _preload_content=False, _request_timeout=timeout
             ),
         )
         if obj["metadata"].get("uid") != ref.uid:
@@ -73,56 +102,79 @@ class KubeCluster:
     def get_device_class(self, *, name: DeviceClassName) -> DeviceClass:
         obj = self._read(
             f"DeviceClass {name}",
-            lambda: self._resource.read_device_class(
-                name, _preload_content=False, _request_timeout=REQUEST_TIMEOUT
+            lambda timeout: self._resource.read_device_class(
+                name, _preload_content=False, _request_timeout=timeout
             ),
         )
         return device_class_from_api(obj)
 
     def _sync(
-        self, node: NodeName, driver: DriverName, desired: Sequence[ResourceSlice]
+        self,
+        deadline: Deadline,
+        node: NodeName,
+        driver: DriverName,
+        desired: Sequence[ResourceSlice],
     ) -> tuple[ResourceSlice, ...]:
-        raw = {o["metadata"]["name"]: o for o in self._raw_slices(driver, node)}
-        plan = plan_sync([slice_from_api(o) for o in raw.values()], desired)
-        if plan.empty:
-            return tuple(slice_from_api(o) for o in raw.values())
-        owner = self._owner(node)
-        for name in plan.deletes:
-            self._delete(raw[name])
-        for s in plan.updates:
-            body = slice_to_api(s, owner=owner)
-            body["metadata"] = {**raw[s.name or ""]["metadata"], **body["metadata"]}
-            self._resource.replace_resource_slice(s.name, body, _request_timeout=REQUEST_TIMEOUT)
-        for s in plan.creates:
-            self._resource.create_resource_slice(
-                slice_to_api(s, owner=owner), _request_timeout=REQUEST_TIMEOUT
+        for round_ in range(MAX_REPAIRS + 1):
+            raw = {o["metadata"]["name"]: o for o in self._list(deadline, driver, node)}
+            stored = tuple(slice_from_api(o) for o in raw.values())
+            plan = plan_sync(stored, desired)
+            if plan.empty or (round_ and whole_pool(stored)):
+                return stored
+            owner = self._owner(deadline, node)
+            for name in plan.deletes:
+                self._delete(deadline, raw[name])
+            for s in plan.updates:
+                body = slice_to_api(s, owner=owner)
+                body["metadata"] = {**raw[s.name or ""]["metadata"], **body["metadata"]}
+                self._replace(deadline, body)
+            for s in plan.creates:
+                self._resource.create_resource_slice(
+                    slice_to_api(s, owner=owner),
+                    _preload_content=False,
+                    _request_timeout=deadline.timeout(),
+                )
+            log.info(
+                "synced pool %s: %d deleted, %d updated, %d created",
+                node,
+                len(plan.deletes),
+                len(plan.updates),
+                len(plan.creates),
             )
-        log.info(
-            "synced pool %s: %d deleted, %d updated, %d created",
-            node,
-            len(plan.deletes),
-            len(plan.updates),
-            len(plan.creates),
+        raise ClusterUnavailable(
+            f"ResourceSlices of {node}/{driver}: still not one whole pool after {MAX_REPAIRS} "
+            "repairs; another writer keeps changing them"
         )
-        return self.list_slices(driver=driver, node=node)
 
-    def _delete(self, obj: dict[str, Any]) -> None:
+    def _delete(self, deadline: Deadline, obj: dict[str, Any]) -> None:
         meta = obj["metadata"]
         preconditions = {"uid": meta["uid"], "resourceVersion": meta["resourceVersion"]}
         try:
             self._resource.delete_resource_slice(
                 meta["name"],
                 body={"preconditions": preconditions},
-                _request_timeout=REQUEST_TIMEOUT,
+                _preload_content=False,
+                _request_timeout=deadline.timeout(),
             )
         except ApiException as error:
             if error.status != 404:  # already gone is what we wanted
                 raise
 
-    def _owner(self, node: NodeName) -> dict[str, Any] | None:
+    def _replace(self, deadline: Deadline, body: dict[str, Any]) -> None:
+        name = body["metadata"]["name"]
+        try:
+            self._resource.replace_resource_slice(
+                name, body, _preload_content=False, _request_timeout=deadline.timeout()
+            )
+        except ApiException as error:
+            if error.status == 404:
+                raise StaleRead(f"ResourceSlice {name} was deleted meanwhile") from error
+            raise
+
+    def _owner(self, deadline: Deadline, node: NodeName) -> dict[str, Any] | None:
         try:
             found = self._core.read_node(
-                node, _preload_content=False, _request_timeout=REQUEST_TIMEOUT
+                node, _preload_content=False, _request_timeout=deadline.timeout()
             )
         except ApiException as error:
             if error.status != 404:
@@ -131,24 +183,22 @@ class KubeCluster:
             return None
         return node_owner(node, json.loads(found.data)["metadata"]["uid"])
 
-    def _raw_slices(self, driver: DriverName | None, node: NodeName | None) -> list[dict[str, Any]]:
+    def _list(
+        self, deadline: Deadline, driver: DriverName | None, node: NodeName | None
+    ) -> list[dict[str, Any]]:
         selector = ",".join(
             f"{k}={v}" for k, v in (("spec.driver", driver), ("spec.nodeName", node)) if v
         )
-        response = with_retries(
-            "listing ResourceSlices",
-            lambda: self._resource.list_resource_slice(
-                field_selector=selector, _preload_content=False, _request_timeout=REQUEST_TIMEOUT
-            ),
-            budget_s=self._budget,
+        response = self._resource.list_resource_slice(
+            field_selector=selector, _preload_content=False, _request_timeout=deadline.timeout()
         )
         items: list[dict[str, Any]] = json.loads(response.data)["items"]
         return sorted(items, key=lambda o: str(o["metadata"]["name"]))
 
-    def _read(self, what: str, call: Any) -> dict[str, Any]:
-        def fetch() -> dict[str, Any]:
+    def _read(self, what: str, call: Callable[[float], Any]) -> dict[str, Any]:
+        def fetch(deadline: Deadline) -> dict[str, Any]:
             try:
-                obj: dict[str, Any] = json.loads(call().data)
+                obj: dict[str, Any] = json.loads(call(deadline.timeout()).data)
             except ApiException as error:
                 if error.status == 404:
                     raise NotFound(f"{what} not found") from error

@@ -1,10 +1,16 @@
 """Which API failures are worth retrying, and for how long.
 
-Connection errors, 429 and 5xx are transient; 409 conflicts mean someone else wrote first, so the
-whole read-plan-write step is retried. Retries are bounded in time, then ClusterUnavailable says
-what kept failing. 4xx other than those are answered at once: retrying a 403 only hides RBAC bugs.
+Connection errors, timeouts, 429 and 5xx are transient; 409 conflicts (and objects deleted
+between our read and our write) mean someone else wrote first, so the whole read-plan-write step
+is retried. The budget is a deadline, not a count: every
+request's timeout is cut to the time left and no wait sleeps past it, so a hung API server costs
+the caller the budget, not a multiple of it. Then ClusterUnavailable says what kept failing. Other
+answers (403, 422...) cannot change by asking again: they are reported at once as ApiRefused,
+with the server's message, because retrying a 403 only hides RBAC bugs.
 """
 
+import json
+import time
 from collections.abc import Callable
 from typing import TypeVar
 
@@ -16,31 +22,72 @@ from npu_dra.domain.errors import ClusterUnavailable
 
 T = TypeVar("T")
 TRANSIENT_STATUS = frozenset({0, 408, 409, 429, 500, 502, 503, 504})
+REQUEST_TIMEOUT_S = 30.0
+MIN_REQUEST_TIMEOUT_S = 0.05
+
+
+class ApiRefused(ClusterUnavailable):
+    """The API server answered with an error that retrying cannot fix (403, 422...)."""
+
+
+class StaleRead(Exception):
+    """Something we read and meant to change is gone: read again (retried like a 409)."""
+
+
+class Deadline:
+    def __init__(self, budget_s: float) -> None:
+        self._end = time.monotonic() + budget_s
+
+    def remaining(self) -> float:
+        return max(self._end - time.monotonic(), 0.0)
+
+    def timeout(self) -> float:
+        """One request's timeout (connect to last byte): the time left, at most 30 s."""
+        return max(min(REQUEST_TIMEOUT_S, self.remaining()), MIN_REQUEST_TIMEOUT_S)
 
 
 def is_transient(error: BaseException) -> bool:
     if isinstance(error, ApiException):
         return error.status in TRANSIENT_STATUS
-    return isinstance(error, urllib3.exceptions.HTTPError | ConnectionError | TimeoutError)
+    transient = (urllib3.exceptions.HTTPError, ConnectionError, TimeoutError, StaleRead)
+    return isinstance(error, transient)
 
 
 def describe(error: BaseException) -> str:
     if isinstance(error, ApiException):
-        return f"HTTP {error.status} {error.reason}"
+        return f"HTTP {error.status} {error.reason}{_server_message(error)}"
     return f"{type(error).__name__}: {error}"
 
 
-def with_retries(what: str, call: Callable[[], T], *, budget_s: float) -> T:
-    """Run `call`, retrying transient failures for up to `budget_s` seconds."""
+def _server_message(error: ApiException) -> str:
+    try:
+        message = json.loads(error.body or "{}").get("message")
+    except (ValueError, AttributeError):
+        return ""
+    return f": {message}" if message else ""
+
+
+def with_retries(what: str, call: Callable[[Deadline], T], *, budget_s: float) -> T:
+    """Run `call`, retrying transient failures until `budget_s` seconds have passed.
+
+    `call` gets the deadline so it can bound each of its requests with `deadline.timeout()`.
+    """
+    deadline = Deadline(budget_s)
     retrying = tenacity.Retrying(
         retry=tenacity.retry_if_exception(is_transient),
-        stop=tenacity.stop_after_delay(budget_s),
+        stop=tenacity.stop_before_delay(budget_s),
         wait=tenacity.wait_exponential(multiplier=0.1, max=5) + tenacity.wait_random(0, 0.1),
         reraise=True,
     )
     try:
-        return retrying(call)
-    except BaseException as error:
+        return retrying(call, deadline)
+    except ApiException as error:
+        if is_transient(error):
+            raise ClusterUnavailable(
+                f"{what}: still failing after {budget_s:.0f}s: {describe(error)}"
+            ) from error
+        raise ApiRefused(f"{what}: {describe(error)} (not retried)") from error
+    except Exception as error:
         if is_transient(error):
             raise ClusterUnavailable(
                 f"{what}: still failing after {budget_s:.0f}s: {describe(error)}"
