@@ -95,6 +95,7 @@ def test_no_npu_smi_or_driver_library_is_put_in_the_image() -> None:
 
 
 def test_the_build_context_alone_builds_a_wheel_with_the_command(tmp_path: Path) -> None:
+    # As the Dockerfile's `pip wheel .` does: an isolated build (setuptools from the index).
     context = tmp_path / "context"
     for source in copy_sources():
         origin = REPO / source
@@ -104,7 +105,7 @@ def test_the_build_context_alone_builds_a_wheel_with_the_command(tmp_path: Path)
             context.mkdir(exist_ok=True)
             shutil.copy2(origin, context / source)
     result = subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q",
+        [sys.executable, "-m", "pip", "wheel", "--no-deps", "-q",
          "--wheel-dir", str(tmp_path / "wheels"), str(context)],
         capture_output=True, text=True, timeout=240, check=False,
     )  # fmt: skip
