@@ -163,7 +163,7 @@ except (OSError, AttributeError):  # not Linux: only stop() and atexit clean up
     _PRCTL = None
 
 
-def _die_with_parent(parent_pid: int) -> Callable[[], None]:
+def die_with_parent(parent_pid: int) -> Callable[[], None]:
     """A preexec_fn that asks the kernel to SIGKILL the child when its parent goes away.
 
     This covers the case no Python code can: the test process killed with SIGKILL. (The kernel
@@ -223,7 +223,7 @@ def _spawn(name: str, argv: Sequence[str], log: Path) -> _Process:
             stdout=handle,
             stderr=subprocess.STDOUT,
             start_new_session=True,  # its own process group: stop() signals the whole group
-            preexec_fn=_die_with_parent(os.getpid()),  # noqa: PLW1509 (only prctl, no locks)
+            preexec_fn=die_with_parent(os.getpid()),  # noqa: PLW1509 (only prctl, no locks)
             env={**os.environ, "KUBECONFIG": os.devnull},  # never pick up a user kubeconfig
         )
     except BaseException:
