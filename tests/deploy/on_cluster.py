@@ -50,6 +50,12 @@ def exists(plane: ControlPlane, *what: str) -> bool:
     return plane.kubectl("get", *what, "--ignore-not-found", "-o", "name", check=False).stdout != ""
 
 
+def namespace_phase(plane: ControlPlane) -> str:
+    """Active, Terminating, or "" when NAMESPACE does not exist."""
+    args = ("get", "namespace", NAMESPACE, "--ignore-not-found", "-o", "jsonpath={.status.phase}")
+    return plane.kubectl(*args).stdout.strip()
+
+
 @dataclass
 class Deployment:
     plane: ControlPlane
@@ -75,6 +81,13 @@ def daemonset_pod_on(plane: ControlPlane, node: str) -> dict[str, Any] | None:
 def deployed(plane: ControlPlane, scratch: Path) -> Iterator[Deployment]:
     """Nodes A and B, deploy/manifests applied for real, and the ServiceAccount's tokens (one
     bound to the DaemonSet's pod on A); on exit, removes what it made and nothing older."""
+    # Another module's teardown may have left the namespace terminating: nothing can be created
+    # in it until it is gone.
+    wait_for(
+        lambda: namespace_phase(plane) != "Terminating",
+        timeout=120,
+        what=f"namespace {NAMESPACE} to finish terminating",
+    )
     had_namespace = exists(plane, "namespace", NAMESPACE)
     had_device_class = exists(plane, "deviceclass", DEVICE_CLASS)
     nodes = unique("deploy-node-a"), unique("deploy-node-b")
@@ -111,6 +124,8 @@ def _remove(
     plane.kubectl("delete", "daemonset", name, "-n", NAMESPACE, "--ignore-not-found", check=False)
     if not had_namespace:
         plane.delete_namespace(NAMESPACE)  # force-deletes the pods no kubelet will ever finish
+        # Gone before the next module, which may apply deploy/manifests again.
+        wait_for(lambda: not namespace_phase(plane), timeout=120, what=f"{NAMESPACE} deleted")
     for obj in manifests():
         kind, meta = obj["kind"], obj["metadata"]
         cluster_scoped = "namespace" not in meta and kind != "Namespace"
