@@ -16,6 +16,7 @@ from npu_dra.domain.ports import ClusterApi, SliceWatcher
 from tests.support.controlplane import ControlPlane
 
 WAIT_S = 10.0
+CONTRACT_DRIVERS = ".contract.example.com"  # every test driver name ends so
 
 
 class Admin(Protocol):
@@ -57,7 +58,6 @@ class KubeAdmin:
         self.resource = client.ResourceV1Api(plane.api_client)
         self.nodes: list[str] = []
         self.classes: list[str] = []
-        self.drivers: set[str] = set()
 
     def create_node(self, name: str) -> str:
         self.nodes.append(name)
@@ -79,15 +79,16 @@ class KubeAdmin:
         self.resource.delete_resource_slice(name)
 
     def stored_slices(self, driver: str) -> list[dict[str, Any]]:
-        self.drivers.add(driver)
         found = self.resource.list_resource_slice(
             field_selector=f"spec.driver={driver}", _preload_content=False
         )
         return sorted(json.loads(found.data)["items"], key=lambda o: str(o["metadata"]["name"]))
 
     def clean_up(self) -> None:
-        for driver in self.drivers:
-            self.resource.delete_collection_resource_slice(field_selector=f"spec.driver={driver}")
+        """Removes the nodes and classes it made and every slice of a contract test's driver."""
+        for found in self.resource.list_resource_slice().items:
+            if found.spec.driver.endswith(CONTRACT_DRIVERS):
+                self.resource.delete_resource_slice(found.metadata.name)
         for name in self.nodes:
             self.core.delete_node(name)
         for name in self.classes:

@@ -30,7 +30,15 @@ from npu_dra.domain.ids import (
 )
 from npu_dra.domain.pool import PoolRef, PublishedDevice, ResourceSlice
 from npu_dra.domain.quantity import Quantity
-from tests.contract.cluster_admins import WAIT_S, Admin, Calls, Cluster, KubeAdmin, MemoryAdmin
+from tests.contract.cluster_admins import (
+    CONTRACT_DRIVERS,
+    WAIT_S,
+    Admin,
+    Calls,
+    Cluster,
+    KubeAdmin,
+    MemoryAdmin,
+)
 from tests.support.controlplane import ControlPlane
 
 NAMESPACE = "cluster-contract"
@@ -77,7 +85,7 @@ def node() -> NodeName:
 
 @pytest.fixture
 def driver() -> DriverName:
-    return DriverName(f"d{uuid.uuid4().hex[:8]}.contract.example.com")
+    return DriverName(f"d{uuid.uuid4().hex[:8]}{CONTRACT_DRIVERS}")
 
 
 def devices(count: int, *, chip: str = "910B4", first: int = 0) -> tuple[PublishedDevice, ...]:

@@ -1,7 +1,7 @@
 """Session fixtures for a real Kubernetes v1.34.3 control plane, for any test folder (loaded by
 ``pytest_plugins`` in tests/conftest.py).
 
-A test that uses `control_plane` (or `k8s_bin_dir`) is marked ``e2e``, and when any such test is
+A test that uses `control_plane` (or `k8s_bin_dir`) is marked ``e2e``, and when any e2e test is
 selected the binaries are built (``tests/e2e/k8s/build.sh``, cached outside the repository)
 once collection is done, before any test's timeout starts, with the build's progress on the
 terminal. A missing Go toolchain or a failed build fails those tests with the reason; it never
@@ -26,7 +26,9 @@ _BUILD_RESULT = pytest.StashKey[Path | str]()  # the binary directory, or why th
 
 
 def needs_control_plane(item: pytest.Item) -> bool:
-    return "k8s_bin_dir" in getattr(item, "fixturenames", ())
+    """Uses the fixtures, or is marked e2e (e.g. a parameter that asks for them at run time)."""
+    uses = "k8s_bin_dir" in getattr(item, "fixturenames", ())
+    return uses or item.get_closest_marker("e2e") is not None
 
 
 @pytest.hookimpl(tryfirst=True)  # before `-m` deselects by marker
