@@ -10,4 +10,5 @@ def api_client(kubeconfig: str | None = None) -> client.ApiClient:
         config.load_kube_config(config_file=kubeconfig, client_configuration=configuration)  # type: ignore[no-untyped-call]
     else:
         config.load_incluster_config(client_configuration=configuration)  # type: ignore[no-untyped-call]
+    configuration.retries = False  # KubeCluster retries, within its budget
     return client.ApiClient(configuration)
