@@ -4,7 +4,7 @@ Adapters satisfy these without inheriting from them; every port has a real adapt
 in-memory one, and one contract suite in tests/contract runs against all of them.
 """
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Protocol
 
 from npu_dra.domain.cdi import CdiSpec
@@ -13,6 +13,7 @@ from npu_dra.domain.claims import ClaimRef, DeviceClass, ResourceClaim
 from npu_dra.domain.device import NodeInventory
 from npu_dra.domain.ids import ClaimUID, DeviceClassName, DriverName, NodeName
 from npu_dra.domain.pool import ResourceSlice
+from npu_dra.domain.prepare import ClaimOutcome
 from npu_dra.domain.selectors import SelectorDevice
 
 
@@ -83,6 +84,17 @@ class CheckpointStore(Protocol):
 
     def save(self, *, checkpoint: Checkpoint) -> None:
         """Replace the stored checkpoint atomically: a crash leaves the old or the new one."""
+        ...
+
+
+class NodeClaims(Protocol):
+    """The kubelet RPC port (driving side): what NodePrepareResources and
+    NodeUnprepareResources ask of the node. Every claim gets its own outcome."""
+
+    def prepare(self, refs: Sequence[ClaimRef]) -> Mapping[ClaimUID, ClaimOutcome]: ...
+
+    def unprepare(self, refs: Sequence[ClaimRef]) -> Mapping[ClaimUID, str | None]:
+        """An error message per claim, None where it was unprepared (or never prepared)."""
         ...
 
 

@@ -16,6 +16,14 @@ from npu_dra.domain.profile import DeviceProfile
 
 
 @attrs.frozen
+class ClaimOutcome:
+    """One claim's answer to the kubelet: its prepared devices, or why it could not be."""
+
+    devices: tuple[PreparedDevice, ...] = ()
+    error: str | None = None
+
+
+@attrs.frozen
 class PreparePlan:
     claim: PreparedClaim
     spec: CdiSpec | None

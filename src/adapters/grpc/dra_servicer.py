@@ -8,7 +8,7 @@ one bad claim is an error in its own slot, never a failed call; request names lo
 
 import itertools
 import logging
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable
 from typing import Any, Protocol
 
 import attrs
@@ -21,24 +21,9 @@ from npu_dra.domain.checkpoint import PreparedDevice
 from npu_dra.domain.claims import ClaimRef
 from npu_dra.domain.errors import DomainError
 from npu_dra.domain.ids import ClaimName, ClaimUID, Namespace
+from npu_dra.domain.ports import NodeClaims
 
 log = logging.getLogger(__name__)
-
-
-class PrepareOutcome(Protocol):
-    @property
-    def devices(self) -> tuple[PreparedDevice, ...]: ...
-
-    @property
-    def error(self) -> str | None: ...
-
-
-class ClaimPreparing(Protocol):
-    """What the DRA face needs from the app's ClaimPreparer (satisfied structurally)."""
-
-    def prepare(self, refs: Sequence[ClaimRef]) -> Mapping[ClaimUID, PrepareOutcome]: ...
-
-    def unprepare(self, refs: Sequence[ClaimRef]) -> Mapping[ClaimUID, str | None]: ...
 
 
 class WireClaim(Protocol):
@@ -58,7 +43,7 @@ class Answer:
 class DraCalls:
     """Version-independent handling: wire claims in, one answer per raw UID out."""
 
-    def __init__(self, preparer: ClaimPreparing) -> None:
+    def __init__(self, preparer: NodeClaims) -> None:
         self._preparer = preparer
         self._ids = itertools.count(1)
 

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from npu_dra.adapters.grpc.dra_health import DraHealthServicer, InventorySource, add_dra_health
-from npu_dra.adapters.grpc.dra_servicer import ClaimPreparing, DraCalls, add_dra_services
+from npu_dra.adapters.grpc.dra_servicer import DraCalls, add_dra_services
 from npu_dra.adapters.grpc.health_servicer import HealthServer, HealthServicer, LivenessProbe
 from npu_dra.adapters.grpc.registration import (
     DRA_HEALTH_VERSION,
@@ -20,6 +20,7 @@ from npu_dra.adapters.grpc.registration import (
     registration_socket,
 )
 from npu_dra.adapters.grpc.sockets import UnixGrpcServer
+from npu_dra.domain.ports import NodeClaims
 
 PLUGIN_VERSIONS = (*DRA_VERSIONS, DRA_HEALTH_VERSION)
 STOP_GRACE_S = 5.0  # in-flight prepares finish; the kubelet retries anything cut off
@@ -36,7 +37,7 @@ def registration_socket_path(registrar_dir: str, driver: str) -> Path:
 
 
 def serve_dra(
-    *, socket: Path, preparer: ClaimPreparing, inventory: InventorySource
+    *, socket: Path, preparer: NodeClaims, inventory: InventorySource
 ) -> Iterator[UnixGrpcServer]:
     """DRAPlugin v1 and v1beta1, and the device-health stream, on the one DRA socket."""
     calls = DraCalls(preparer)

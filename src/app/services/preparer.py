@@ -17,21 +17,15 @@ import attrs
 
 from npu_dra.app.services.inventory import InventoryCache
 from npu_dra.domain.cdi import claim_cdi_spec
-from npu_dra.domain.checkpoint import Checkpoint, PreparedClaim, PreparedDevice
+from npu_dra.domain.checkpoint import Checkpoint, PreparedClaim
 from npu_dra.domain.claims import ClaimRef, ResourceClaim
 from npu_dra.domain.errors import DomainError
 from npu_dra.domain.ids import ClaimUID, DriverName, PoolName
 from npu_dra.domain.ports import CdiStore, CheckpointStore, ClusterApi
-from npu_dra.domain.prepare import NodeContext, plan_prepare
+from npu_dra.domain.prepare import ClaimOutcome, NodeContext, plan_prepare
 from npu_dra.domain.profile import DeviceProfile
 
 log = logging.getLogger(__name__)
-
-
-@attrs.frozen
-class ClaimOutcome:
-    devices: tuple[PreparedDevice, ...] = ()
-    error: str | None = None
 
 
 @attrs.frozen

@@ -10,7 +10,7 @@ import attrs
 
 from npu_dra.adapters.cluster.memory import MemoryCluster
 from npu_dra.adapters.kube_shapes.claims import claim_from_api, device_class_from_api
-from npu_dra.app.services.preparer import ClaimOutcome, ClaimPreparer
+from npu_dra.app.services.preparer import ClaimPreparer
 from npu_dra.app.services.publisher import PoolPublisher
 from npu_dra.app.simulation.scenario import PodClaim, Scenario, SimPod
 from npu_dra.domain.allocation import DeviceKey, Unsatisfiable, allocate
@@ -18,6 +18,7 @@ from npu_dra.domain.cdi import CdiSpec
 from npu_dra.domain.claims import Allocation, DeviceClass, ResourceClaim
 from npu_dra.domain.ids import ClaimUID, DeviceClassName, NodeName
 from npu_dra.domain.ports import CdiStore, SelectorEvaluator
+from npu_dra.domain.prepare import ClaimOutcome
 
 
 @attrs.frozen

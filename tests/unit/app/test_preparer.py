@@ -13,7 +13,7 @@ from npu_dra.adapters.checkpoint.memory import MemoryCheckpointStore
 from npu_dra.adapters.cluster.memory import MemoryCluster
 from npu_dra.adapters.hardware.fake import FakeHardware
 from npu_dra.app.services.inventory import InventoryCache
-from npu_dra.app.services.preparer import ClaimOutcome, ClaimPreparer
+from npu_dra.app.services.preparer import ClaimPreparer
 from npu_dra.domain.cdi import CdiSpec
 from npu_dra.domain.checkpoint import Checkpoint, PreparedClaim, PreparedDevice
 from npu_dra.domain.claims import Allocation, AllocationResult, ClaimRef
@@ -30,6 +30,7 @@ from npu_dra.domain.ids import (
     RequestName,
 )
 from npu_dra.domain.ports import CheckpointStore
+from npu_dra.domain.prepare import ClaimOutcome
 from npu_dra.domain.profile import ASCEND_NPU
 
 DRIVER = DriverName("npu.huawei.com")
