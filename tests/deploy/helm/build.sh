@@ -25,7 +25,7 @@ cd "$here"
     exit 3
   fi
   echo "building helm $version (first run only; this takes minutes)" >&2
-  CGO_ENABLED=0 go build -trimpath -ldflags "$ldflags" -o "$out.tmp" helm.sh/helm/v3/cmd/helm
+  CGO_ENABLED=0 go build -trimpath -buildvcs=false -ldflags "$ldflags" -o "$out.tmp" helm.sh/helm/v3/cmd/helm
   mv "$out.tmp" "$out"
 )
 echo "$out"

@@ -18,7 +18,7 @@ build() { # name package
     exit 3
   fi
   echo "building $1 (first run only; this takes minutes)" >&2
-  CGO_ENABLED=0 go build -trimpath -ldflags "$ldflags" -o "$out.tmp" "$2"
+  CGO_ENABLED=0 go build -trimpath -buildvcs=false -ldflags "$ldflags" -o "$out.tmp" "$2"
   mv "$out.tmp" "$out"
 }
 (
