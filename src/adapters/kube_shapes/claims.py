@@ -123,6 +123,7 @@ def allocation_to_api(allocation: Allocation) -> dict[str, Any]:
                     "pool": r.pool,
                     "device": r.device,
                     **({"adminAccess": True} if r.admin_access else {}),
+                    **({"shareID": r.share_id} if r.share_id else {}),
                 }
                 for r in allocation.results
             ]
