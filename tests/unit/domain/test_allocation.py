@@ -331,3 +331,22 @@ def test_a_claim_is_refused_on_every_node_with_each_nodes_reason() -> None:
 def test_every_result_names_its_request_driver_and_pool(mode: AllocationMode) -> None:
     result = granted(run(claim(request(mode=mode)), node("node-a")))
     assert {(r.request, r.driver, r.pool) for r in result.results} == {("npu", NPU, "node-a")}
+
+
+def test_an_earlier_request_gives_way_when_a_later_one_needs_its_devices() -> None:
+    """NUMA 6 holds only npu-0 and npu-1: a greedy pick for "any" would take them and starve
+    "numa6"; the search backs off to the next devices, as the scheduler does."""
+    wanted = claim(request("any", count=2), request("numa6", count=2, selectors=[numa(6)]))
+    result = granted(run(wanted, node("node-a")))
+    by_request = {r.request: [] for r in result.results}
+    for r in result.results:
+        by_request[r.request].append(r.device)
+    assert by_request == {"any": ["npu-2", "npu-3"], "numa6": ["npu-0", "npu-1"]}
+
+
+def test_a_constraint_pinned_by_one_request_binds_the_others() -> None:
+    """With npu-0 in use, "a" would open ring-0 with npu-1; ring-0 then has only npu-2 and npu-3
+    left for "b"'s three, so the search moves both requests to ring-1."""
+    wanted = claim(request("a", count=1), request("b", count=3), constraints=[Constraint(TOPOLOGY)])
+    result = granted(run(wanted, node("ax", rings=True), in_use=busy("ax", 0)))
+    assert [r.device for r in result.results] == ["npu-4", "npu-5", "npu-6", "npu-7"]
