@@ -36,14 +36,7 @@ from npu_dra.app.services.maintainer import PoolMaintainer, maintained_pool
 from npu_dra.app.services.preparer import ClaimPreparer
 from npu_dra.app.services.publisher import PoolPublisher
 from npu_dra.domain.ports import ClusterApi
-from npu_dra.domain.profile import PROFILES, DeviceProfile
-
-
-def profile_named(name: str) -> DeviceProfile:
-    try:
-        return PROFILES[name]
-    except KeyError:
-        raise ValueError(f"unknown device profile {name!r}; known: {', '.join(PROFILES)}") from None
+from npu_dra.domain.profile import profile_named
 
 
 def plugin_data_dir(plugins_dir: str, driver: str) -> Path:

@@ -27,6 +27,13 @@ ASCEND_NPU = DeviceProfile(
 PROFILES: dict[str, DeviceProfile] = {p.name: p for p in (ASCEND_NPU,)}
 
 
+def profile_named(name: str) -> DeviceProfile:
+    """The profile `--device-profile` names, or ValueError listing the known ones."""
+    if name not in PROFILES:
+        raise ValueError(f"--device-profile {name!r}: known profiles are {', '.join(PROFILES)}")
+    return PROFILES[name]
+
+
 def chip_family(chip_name: str) -> str:
     """Extended-resource family of a chip: 910B4 -> Ascend910, 310P3 -> Ascend310P."""
     for family in ("310P", "310B", "910", "950", "310"):

@@ -25,7 +25,7 @@ from npu_dra.domain.cdi import cdi_kind
 from npu_dra.domain.device import Device
 from npu_dra.domain.ids import DriverName, NodeName
 from npu_dra.domain.ports import HardwareProbe
-from npu_dra.domain.profile import PROFILES, DeviceProfile
+from npu_dra.domain.profile import profile_named
 
 log = logging.getLogger(__name__)
 
@@ -43,12 +43,6 @@ def hardware_probe(config: DevicePluginConfig) -> HardwareProbe:
 
         return NpuSmiProbe(node=node, npu_smi=config.npu_smi_path)  # /sys and /dev as mounted
     raise ValueError(f"--hardware {config.hardware!r}: expected npu-smi or fake:FILE")
-
-
-def profile_named(name: str) -> DeviceProfile:
-    if name not in PROFILES:
-        raise ValueError(f"--device-profile {name!r}: known profiles are {', '.join(PROFILES)}")
-    return PROFILES[name]
 
 
 def socket_name(family: str) -> str:
