@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Builds kube-apiserver, kube-controller-manager, kube-scheduler, kubectl and etcd from the Go
+# Builds kube-apiserver, kube-controller-manager, kube-scheduler, kubectl, kubelet and etcd from the Go
 # modules pinned in go.mod into a cache outside the repository, once. Later runs find the
 # binaries and return at once (without needing Go). Prints the cache directory on stdout.
 set -euo pipefail
@@ -30,5 +30,6 @@ build() { # name package
   build kube-controller-manager k8s.io/kubernetes/cmd/kube-controller-manager
   build kube-scheduler k8s.io/kubernetes/cmd/kube-scheduler
   build kubectl k8s.io/kubernetes/cmd/kubectl
+  build kubelet k8s.io/kubernetes/cmd/kubelet
 )
 echo "$cache"

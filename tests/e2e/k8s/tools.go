@@ -1,6 +1,6 @@
 //go:build tools
 
-// Package tools pins the control-plane commands in go.mod so `go mod tidy` keeps them.
+// Package tools pins the control-plane and node commands in go.mod so `go mod tidy` keeps them.
 package tools
 
 import (
@@ -8,4 +8,5 @@ import (
 	_ "k8s.io/kubernetes/cmd/kube-controller-manager"
 	_ "k8s.io/kubernetes/cmd/kube-scheduler"
 	_ "k8s.io/kubernetes/cmd/kubectl"
+	_ "k8s.io/kubernetes/cmd/kubelet"
 )
