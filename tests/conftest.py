@@ -1,3 +1,3 @@
-"""Fixtures shared by every test folder: the real Kubernetes control plane."""
+"""Fixtures shared by every test folder: the real Kubernetes control plane and the real node."""
 
-pytest_plugins = ["tests.support.k8s_fixtures"]
+pytest_plugins = ["tests.support.k8s_fixtures", "tests.support.node_fixtures"]

@@ -109,20 +109,26 @@ def log_tail(path: Path, lines: int = 60) -> str:
 # --- binaries ----------------------------------------------------------------------------------
 
 
-def build_binaries(say: Callable[[str], None]) -> Path | str:
+def build_binaries(
+    say: Callable[[str], None],
+    *,
+    script: Path = BUILD_SCRIPT,
+    binaries: Sequence[str] = BINARIES,
+    what: str = "control-plane",
+) -> Path | str:
     """Runs build.sh (a moment when the binaries are cached, 20-40 minutes the first time on a
     small machine), passing each line of its progress to `say`; returns the binary directory, or
-    why there is none."""
+    why there is none. `script`, `binaries` and `what` name another such build (the node's)."""
     started = time.monotonic()
     try:
         process = subprocess.Popen(
-            ["bash", str(BUILD_SCRIPT)],
+            ["bash", str(script)],
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,
         )
     except OSError as error:
-        return f"cannot run {BUILD_SCRIPT}: {error}"
+        return f"cannot run {script}: {error}"
     assert process.stderr is not None
     assert process.stdout is not None
     stderr_tail: list[str] = []
@@ -136,19 +142,18 @@ def build_binaries(say: Callable[[str], None]) -> Path | str:
         code = process.wait(timeout=BUILD_TIMEOUT_S)
     except subprocess.TimeoutExpired:
         process.kill()
-        return f"{BUILD_SCRIPT} ran over {BUILD_TIMEOUT_S:.0f}s"
+        return f"{script} ran over {BUILD_TIMEOUT_S:.0f}s"
     if code != 0:
         hint = ""
         if shutil.which("go") is None:
             hint = "\n`go` is not on PATH: install Go >= 1.24 (https://go.dev/dl/) to build them."
-        return (
-            f"building the control-plane binaries failed ({BUILD_SCRIPT} exited {code}){hint}\n"
-            + "\n".join(stderr_tail)
+        return f"building the {what} binaries failed ({script} exited {code}){hint}\n" + "\n".join(
+            stderr_tail
         )
     bin_dir = Path(stdout.strip().splitlines()[-1]) if stdout.strip() else Path()
-    missing = [name for name in BINARIES if not os.access(bin_dir / name, os.X_OK)]
+    missing = [name for name in binaries if not os.access(bin_dir / name, os.X_OK)]
     if missing:
-        return f"{BUILD_SCRIPT} printed {bin_dir!s}, which lacks {', '.join(missing)}"
+        return f"{script} printed {bin_dir!s}, which lacks {', '.join(missing)}"
     if stderr_tail:  # something was built: say how long it took
         say(f"done in {time.monotonic() - started:.0f}s: {bin_dir}")
     return bin_dir
@@ -214,7 +219,9 @@ class _Process:
             self.log_handle.close()
 
 
-def _spawn(name: str, argv: Sequence[str], log: Path) -> _Process:
+def _spawn(
+    name: str, argv: Sequence[str], log: Path, env: Mapping[str, str] | None = None
+) -> _Process:
     handle = log.open("ab")
     try:
         popen = subprocess.Popen(
@@ -224,7 +231,8 @@ def _spawn(name: str, argv: Sequence[str], log: Path) -> _Process:
             stderr=subprocess.STDOUT,
             start_new_session=True,  # its own process group: stop() signals the whole group
             preexec_fn=die_with_parent(os.getpid()),  # noqa: PLW1509 (only prctl, no locks)
-            env={**os.environ, "KUBECONFIG": os.devnull},  # never pick up a user kubeconfig
+            # never pick up a user kubeconfig
+            env={**os.environ, "KUBECONFIG": os.devnull, **(env or {})},
         )
     except BaseException:
         handle.close()
@@ -344,6 +352,33 @@ def generate_pki(directory: Path) -> Pki:
     pki.sa_key.chmod(0o600)
     _openssl("pkey", "-in", str(pki.sa_key), "-pubout", "-out", str(pki.sa_pub))
     return pki
+
+
+def issue_client_certificate(
+    pki: Pki, directory: Path, name: str, subject: str
+) -> tuple[Path, Path]:
+    """A client certificate and key signed by the control plane's CA, e.g. a kubelet's
+    (`/O=system:nodes/CN=system:node:<node>`); returns (certificate, key)."""
+    directory.mkdir(parents=True, exist_ok=True)
+    key, cert, csr = (directory / f"{name}.{ext}" for ext in ("key", "crt", "csr"))
+    cnf = pki.ca_cert.parent / "openssl.cnf"
+    _openssl("genpkey", "-algorithm", "EC", "-pkeyopt", "ec_paramgen_curve:P-256", "-out", str(key))
+    key.chmod(0o600)
+    _openssl(
+        "req", "-new", "-config", str(cnf), "-key", str(key), "-subj", subject, "-out", str(csr)
+    )
+    # fmt: off
+    _openssl("x509", "-req", "-in", str(csr), "-CA", str(pki.ca_cert), "-CAkey", str(pki.ca_key),
+             "-set_serial", "0x" + secrets.token_hex(16), "-days", "365", "-extfile", str(cnf),
+             "-extensions", "client", "-out", str(cert))
+    # fmt: on
+    csr.unlink()
+    return cert, key
+
+
+def kubeconfig_text(server: str, ca_cert: Path, user_name: str, user: Mapping[str, str]) -> str:
+    """A kubeconfig for `server` as `user` (client-certificate/-key, or token)."""
+    return _kubeconfig(server, ca_cert, user_name, user)
 
 
 def api_client_for(kubeconfig: Path) -> client.ApiClient:

@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# Builds containerd v2.1.5, its runc shim, ctr (and the sandbox `pause` of cmd/pause) from containerd's Go module pinned in go.mod into
+# a cache outside the repository, once, and makes sure the node's system tools are installed:
+# runc, the CNI loopback plugin, a static busybox (the test images' userland) and mmdebstrap (the
+# DaemonSet image's Debian rootfs). Later runs find everything and return at once. Prints the
+# cache directory on stdout.
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+version=v2.1.5
+cache=${NPU_DRA_NODE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/npu-dra/node/containerd-$version}
+mkdir -p "$cache"
+ldflags="-s -w -X github.com/containerd/containerd/v2/version.Version=$version -X github.com/containerd/containerd/v2/version.Revision=npu-dra-e2e"
+cd "$here"
+
+# Debian packages the node needs: command (or file) -> package.
+packages() {
+  local missing=()
+  command -v runc >/dev/null 2>&1 || missing+=(runc)
+  [ -x /usr/lib/cni/loopback ] || missing+=(containernetworking-plugins)
+  [ -x /bin/busybox ] && /bin/busybox --list 2>/dev/null | grep -qx sh && ldd /bin/busybox 2>&1 | grep -q "not a dynamic" \
+    || missing+=(busybox-static)
+  command -v mmdebstrap >/dev/null 2>&1 || missing+=(mmdebstrap)
+  command -v iptables >/dev/null 2>&1 || missing+=(iptables)
+  [ ${#missing[@]} -eq 0 ] && return 0
+  if [ "$(id -u)" != 0 ] || ! command -v apt-get >/dev/null 2>&1; then
+    echo "error: the real node needs the packages: ${missing[*]}; install them (Debian: apt-get install ${missing[*]})" >&2
+    exit 3
+  fi
+  echo "installing ${missing[*]} (first run only)" >&2
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq >&2
+  apt-get install -y -qq --no-install-recommends "${missing[@]}" >&2
+}
+
+build() { # name package
+  local out="$cache/$1"
+  [ -x "$out" ] && return 0
+  if ! command -v go >/dev/null 2>&1; then
+    echo "error: $1 is not in $cache and \`go\` is not on PATH to build it;" \
+      "install Go >= 1.24 (https://go.dev/dl/) and put it on PATH" >&2
+    exit 3
+  fi
+  echo "building $1 (first run only; this takes minutes)" >&2
+  CGO_ENABLED=0 go build -trimpath -buildvcs=false -ldflags "$ldflags" -o "$out.tmp" "$2"
+  mv "$out.tmp" "$out"
+}
+(
+  # One build at a time: a second caller waits here, then finds everything done.
+  exec 9>"$cache/.build.lock"
+  flock 9
+  packages
+  build containerd github.com/containerd/containerd/v2/cmd/containerd
+  build containerd-shim-runc-v2 github.com/containerd/containerd/v2/cmd/containerd-shim-runc-v2
+  build ctr github.com/containerd/containerd/v2/cmd/ctr
+  build pause ./cmd/pause
+)
+echo "$cache"
