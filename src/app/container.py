@@ -20,6 +20,7 @@ from npu_dra.adapters.cluster.kube.cluster import KubeCluster
 from npu_dra.adapters.cluster.kube.connect import api_client
 from npu_dra.adapters.cluster.memory import MemoryCluster
 from npu_dra.adapters.grpc.registration import RegistrationState
+from npu_dra.adapters.hardware.ascend_host import AscendHostPaths
 from npu_dra.adapters.hardware.fake import FakeHardware
 from npu_dra.adapters.hardware.npu_smi.probe import NpuSmiProbe
 from npu_dra.app.device_plugin.flags import DevicePluginConfig
@@ -59,6 +60,27 @@ def path_or(value: str | None, default: str) -> Path:
     return Path(value or default)
 
 
+def host_paths(
+    npu_smi: str | None,
+    dev_root: str | None,
+    ascend_root: str | None,
+    dcmi_dir: str | None,
+    install_info: str | None,
+) -> AscendHostPaths | None:
+    """The host's driver paths from the plugin's flags; None where no flags say (simulation),
+    so fake hardware then looks at nothing on this machine."""
+    if not npu_smi:
+        return None
+    defaults = AscendHostPaths()
+    return AscendHostPaths(
+        dev_root=path_or(dev_root, str(defaults.dev_root)),
+        npu_smi=Path(npu_smi),
+        ascend_root=path_or(ascend_root, str(defaults.ascend_root)),
+        dcmi_dir=path_or(dcmi_dir, str(defaults.dcmi_dir)),
+        install_info=path_or(install_info, str(defaults.install_info)),
+    )
+
+
 def or_default(value: float | None, default: float) -> float:
     return float(value) if value is not None else default
 
@@ -72,6 +94,14 @@ class NodeContainer(containers.DeclarativeContainer):
     cluster: providers.Dependency[ClusterApi] = providers.Dependency()
 
     profile = providers.Callable(profile_named, config.device_profile)
+    host = providers.Callable(
+        host_paths,
+        config.hardware.npu_smi_path,
+        config.hardware.dev_root,
+        config.hardware.ascend_root,
+        config.hardware.dcmi_dir,
+        config.hardware.install_info,
+    )
     hardware = providers.Selector(
         config.hardware.kind,
         fake=providers.Singleton(
@@ -80,6 +110,7 @@ class NodeContainer(containers.DeclarativeContainer):
                 fake_description, config.hardware.fake_file, config.hardware.description
             ),
             node=config.node_name,
+            host=host,
         ),
         npu_smi=providers.Singleton(
             NpuSmiProbe,
@@ -89,6 +120,13 @@ class NodeContainer(containers.DeclarativeContainer):
             ),
             sysfs_root=providers.Callable(path_or, config.hardware.sysfs_root, "/sys"),
             dev_root=providers.Callable(path_or, config.hardware.dev_root, "/dev"),
+            ascend_root=providers.Callable(
+                path_or, config.hardware.ascend_root, "/usr/local/Ascend"
+            ),
+            dcmi_dir=providers.Callable(path_or, config.hardware.dcmi_dir, "/usr/local/dcmi"),
+            install_info=providers.Callable(
+                path_or, config.hardware.install_info, "/etc/ascend_install.info"
+            ),
         ),
     )
     inventory = providers.Singleton(InventoryCache, probe=hardware)

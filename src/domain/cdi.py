@@ -2,31 +2,47 @@
 
 One transient spec per claim; device names carry the claim UID because runtimes cache specs and a
 name reused across claims could inject a stale device. The version written is the minimum the
-content needs (0.3.0 for env, device nodes and plain mounts), so older runtimes accept it.
+content needs (0.3.0 for env, device nodes and plain mounts; 0.5.0 for a device node whose host
+path differs, or a name starting with a digit), so older runtimes accept it.
+
+What a container gets is a pure function of its devices, the profile and the host's files as
+the hardware adapter reported them (`HostFiles`): each device's node, the shared nodes its chip
+families need and the host has, the driver files read-only, and the env that goes with them.
+The DRA spec, the classic plugin's static spec and its Allocate answer are all built from
+`device_edits` and `runtime_edits`, so the three cannot drift apart.
 """
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 import attrs
 
-from npu_dra.domain.device import Device
+from npu_dra.domain.device import Device, HostFiles
+from npu_dra.domain.errors import PrepareError
 from npu_dra.domain.ids import ClaimUID, DriverName
-from npu_dra.domain.profile import DeviceProfile
+from npu_dra.domain.profile import DeviceProfile, SharedNode
 
 CDI_VERSION = "0.3.0"
-DIGIT_NAME_VERSION = "0.5.0"  # device names may start with a digit from CDI 0.5.0 on
+HOST_PATH_VERSION = "0.5.0"  # deviceNodes[].hostPath, and names starting with a digit
+DIGIT_NAME_VERSION = HOST_PATH_VERSION
+CONTAINER_DEV = "/dev"
+READ_ONLY = ("ro", "nosuid", "nodev", "bind")
 
 
 @attrs.frozen
 class DeviceNode:
-    path: str
+    path: str  # in the container
+    host_path: str | None = None  # None: the same path on the host
+
+    @property
+    def source(self) -> str:
+        return self.host_path or self.path
 
 
 @attrs.frozen
 class Mount:
     host_path: str
     container_path: str
-    options: tuple[str, ...] = ("ro", "nosuid", "nodev", "bind")
+    options: tuple[str, ...] = READ_ONLY
 
 
 @attrs.frozen
@@ -66,25 +82,81 @@ def cdi_device_name(uid: ClaimUID, device: Device) -> str:
     return f"{uid}-{device.name}"
 
 
-def claim_cdi_spec(
-    uid: ClaimUID, devices: Sequence[Device], *, driver: DriverName, profile: DeviceProfile
-) -> CdiSpec:
-    """Per-device `/dev/davinci<phy>`; the shared nodes and the visible-devices list once."""
-    ordered = sorted({d.name: d for d in devices}.values(), key=lambda d: d.physical_id)
-    visible = ",".join(str(d.physical_id) for d in ordered)
-    common = ContainerEdits(
-        env=(f"{profile.visible_devices_env}={visible}",),
-        device_nodes=tuple(DeviceNode(p) for p in profile.shared_device_nodes),
+def device_node(device: Device, *, host: HostFiles, profile: DeviceProfile) -> DeviceNode:
+    """The device's own node: `/dev/davinci<phy>` in the container, under the dev root outside."""
+    return _node(profile.device_node_name(device.physical_id), host.dev_root)
+
+
+def device_edits(device: Device, *, host: HostFiles, profile: DeviceProfile) -> ContainerEdits:
+    return ContainerEdits(device_nodes=(device_node(device, host=host, profile=profile),))
+
+
+def visible_devices_env(devices: Iterable[Device], *, profile: DeviceProfile) -> str:
+    ids = sorted({d.physical_id for d in devices})
+    return f"{profile.visible_devices_env}={','.join(map(str, ids))}"
+
+
+def runtime_edits(
+    devices: Iterable[Device], *, host: HostFiles, profile: DeviceProfile
+) -> ContainerEdits:
+    """What any container with these devices needs besides their own nodes: the shared nodes
+    of their chip families that the host has (PrepareError if a required one is missing), the
+    host's driver files read-only, and the env the profile ties to those files."""
+    families = sorted({profile.family_of(d.chip_name) for d in devices})
+    rules = [r for r in profile.shared_nodes if any(r.applies_to(f) for f in families)]
+    nodes: dict[str, DeviceNode] = {}
+    for rule in rules:
+        if rule.name not in nodes and (node := _shared_node(rule, host, families)) is not None:
+            nodes[rule.name] = node
+    mounts = tuple(
+        Mount(f.host_path, f.container_path)
+        for f in sorted(host.driver_files, key=lambda f: f.container_path)
     )
+    env = tuple(e for m in mounts for e in profile.env_with_mount.get(m.container_path, ()))
+    return ContainerEdits(env=env, device_nodes=tuple(nodes.values()), mounts=mounts)
+
+
+def claim_cdi_spec(
+    uid: ClaimUID,
+    devices: Sequence[Device],
+    *,
+    driver: DriverName,
+    profile: DeviceProfile,
+    host: HostFiles,
+) -> CdiSpec:
+    """Per device its own node; the shared nodes, mounts and env (visible devices too) once."""
+    ordered = sorted({d.name: d for d in devices}.values(), key=lambda d: d.physical_id)
+    shared = runtime_edits(ordered, host=host, profile=profile)
+    common = attrs.evolve(shared, env=(visible_devices_env(ordered, profile=profile), *shared.env))
     cdi_devices = tuple(
-        CdiDevice(
-            cdi_device_name(uid, d), ContainerEdits(device_nodes=(DeviceNode(d.device_node),))
-        )
+        CdiDevice(cdi_device_name(uid, d), device_edits(d, host=host, profile=profile))
         for d in ordered
     )
-    return CdiSpec(cdi_kind(driver, profile), cdi_devices, common, _minimum_version(cdi_devices))
+    spec = CdiSpec(cdi_kind(driver, profile), cdi_devices, common)
+    return attrs.evolve(spec, version=minimum_version(spec))
 
 
-def _minimum_version(devices: tuple[CdiDevice, ...]) -> str:
-    """The oldest CDI version that accepts these names (claim UIDs often start with a digit)."""
-    return DIGIT_NAME_VERSION if any(d.name[:1].isdigit() for d in devices) else CDI_VERSION
+def minimum_version(spec: CdiSpec) -> str:
+    """The oldest CDI version that accepts this content (claim UIDs often start with a digit)."""
+    edits = (spec.edits, *(d.edits for d in spec.devices))
+    host_paths = any(n.host_path for e in edits for n in e.device_nodes)
+    digit_names = any(d.name[:1].isdigit() for d in spec.devices)
+    return HOST_PATH_VERSION if host_paths or digit_names else CDI_VERSION
+
+
+def _shared_node(rule: SharedNode, host: HostFiles, families: list[str]) -> DeviceNode | None:
+    present = next((n for n in rule.candidates() if n in host.device_nodes), None)
+    if present is not None:
+        return _node(rule.name, host.dev_root, host_name=present)
+    if rule.required:
+        raise PrepareError(
+            f"{host.dev_root}/{' or '.join(rule.candidates())} is missing on this node, "
+            f"and {'/'.join(families)} containers need it"
+        )
+    return None
+
+
+def _node(name: str, dev_root: str, *, host_name: str | None = None) -> DeviceNode:
+    path = f"{CONTAINER_DEV}/{name}"
+    source = f"{dev_root.rstrip('/') or ''}/{host_name or name}"
+    return DeviceNode(path, None if source == path else source)

@@ -52,11 +52,34 @@ class Device:
 
 
 @attrs.frozen
+class HostFile:
+    """A driver file or directory the host has, and where containers expect to find it."""
+
+    host_path: str
+    container_path: str
+
+
+@attrs.frozen
+class HostFiles:
+    """What the host offers containers besides the chips, as the hardware adapter found it.
+
+    `dev_root` is the host directory holding the device nodes (`/dev` on a node); `device_nodes`
+    names the shared nodes present there (`davinci_manager`, ...); `driver_files` the driver
+    files present. Presence is I/O, so adapters report it and the domain only reads it.
+    """
+
+    dev_root: str = "/dev"
+    device_nodes: frozenset[str] = frozenset()
+    driver_files: tuple[HostFile, ...] = ()
+
+
+@attrs.frozen
 class NodeInventory:
     """All devices of one node; construction fails on duplicate names or physical ids."""
 
     node: NodeName
     devices: tuple[Device, ...]
+    host: HostFiles = HostFiles()
 
     def __attrs_post_init__(self) -> None:
         _reject_duplicates("device name", (d.name for d in self.devices))

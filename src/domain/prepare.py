@@ -52,7 +52,13 @@ def plan_prepare(
     results = claim.results_for(node.driver)
     chosen = [_checked_device(claim, r, node, holders) for r in results]
     spec = (
-        claim_cdi_spec(claim.ref.uid, chosen, driver=node.driver, profile=node.profile)
+        claim_cdi_spec(
+            claim.ref.uid,
+            chosen,
+            driver=node.driver,
+            profile=node.profile,
+            host=node.inventory.host,
+        )
         if chosen
         else None
     )

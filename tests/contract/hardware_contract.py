@@ -116,6 +116,22 @@ class HardwareContract:
         usable = [device.name for device in inventory.devices if device.health.usable]
         assert [device.name for device in pool_devices(inventory)] == usable
 
+    def test_host_files_are_plain_node_names_and_absolute_paths_stable_across_probes(
+        self, hardware_backend: HardwareBackend
+    ) -> None:
+        """What the CDI content's host side is built from: shared node names under an absolute
+        dev root, driver files as absolute host and container paths, one per container path."""
+        probe = hardware_backend.healthy()
+        host = probe.probe().host
+        assert host.dev_root.startswith("/")
+        assert all(name and "/" not in name for name in host.device_nodes)
+        for file in host.driver_files:
+            assert file.host_path.startswith("/")
+            assert file.container_path.startswith("/")
+        targets = [file.container_path for file in host.driver_files]
+        assert len(targets) == len(set(targets))
+        assert probe.probe().host == host
+
     def test_failing_hardware_raises_probe_error(self, hardware_backend: HardwareBackend) -> None:
         if not hardware_backend.failing:
             pytest.skip(f"{hardware_backend.name} offers no failing variant")

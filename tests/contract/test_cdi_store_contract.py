@@ -7,7 +7,7 @@ import pytest
 
 from npu_dra.adapters.cdi import FileCdiStore, MemoryCdiStore
 from npu_dra.domain.cdi import CdiDevice, CdiSpec, ContainerEdits, DeviceNode, Mount, claim_cdi_spec
-from npu_dra.domain.device import Device
+from npu_dra.domain.device import Device, HostFiles
 from npu_dra.domain.errors import InvalidName
 from npu_dra.domain.ids import ClaimUID, DeviceName, DriverName
 from npu_dra.domain.ports import CdiStore
@@ -24,7 +24,13 @@ def npu(index: int) -> Device:
 
 def spec_for(uid: ClaimUID, *indexes: int) -> CdiSpec:
     devices = [npu(i) for i in indexes]
-    return claim_cdi_spec(uid, devices, driver=DriverName("npu.huawei.com"), profile=ASCEND_NPU)
+    return claim_cdi_spec(
+        uid,
+        devices,
+        driver=DriverName("npu.huawei.com"),
+        profile=ASCEND_NPU,
+        host=HostFiles(device_nodes=frozenset({"davinci_manager", "devmm_svm", "hisi_hdc"})),
+    )
 
 
 STORES: dict[str, Callable[[Path], CdiStore]] = {

@@ -7,14 +7,24 @@ from pathlib import Path
 import pytest
 
 from npu_dra.adapters.cdi import FileCdiStore
-from npu_dra.domain.cdi import claim_cdi_spec
-from npu_dra.domain.device import Device
+from npu_dra.adapters.cdi.codec import InvalidCdiSpec, decode, encode
+from npu_dra.domain.cdi import CdiSpec, claim_cdi_spec
+from npu_dra.domain.device import Device, HostFile, HostFiles
 from npu_dra.domain.errors import StateError
 from npu_dra.domain.ids import ClaimUID, DeviceName, DriverName
 from npu_dra.domain.profile import ASCEND_NPU
 
 UID = ClaimUID("a1b2c3d4-0000-4000-8000-000000000001")
 FILE_NAME = f"k8s.npu.huawei.com-npu_{UID}.json"
+SERVER = HostFiles(device_nodes=frozenset({"davinci_manager", "devmm_svm", "hisi_hdc"}))
+TEST_NODE = HostFiles(
+    "/tmp/node/dev",
+    frozenset({"davinci_manager", "devmm_svm", "hisi_hdc"}),
+    (
+        HostFile("/opt/npu-smi", "/usr/local/bin/npu-smi"),
+        HostFile("/opt/Ascend/driver/lib64", "/usr/local/Ascend/driver/lib64"),
+    ),
+)
 
 
 @pytest.fixture
@@ -27,10 +37,15 @@ def store(root: Path) -> FileCdiStore:
     return FileCdiStore(root, driver="npu.huawei.com", cdi_class="npu")
 
 
-def write_claim(store: FileCdiStore, uid: ClaimUID = UID) -> None:
+def claim_spec(uid: ClaimUID = UID, host: HostFiles = SERVER) -> CdiSpec:
     devices = [Device(DeviceName(f"npu-{i}"), i, i, i, 0, "910B4", 64 << 30) for i in (0, 1)]
-    spec = claim_cdi_spec(uid, devices, driver=DriverName("npu.huawei.com"), profile=ASCEND_NPU)
-    store.write(uid=uid, spec=spec)
+    return claim_cdi_spec(
+        uid, devices, driver=DriverName("npu.huawei.com"), profile=ASCEND_NPU, host=host
+    )
+
+
+def write_claim(store: FileCdiStore, uid: ClaimUID = UID, host: HostFiles = SERVER) -> None:
+    store.write(uid=uid, spec=claim_spec(uid, host))
 
 
 def test_the_spec_file_follows_the_transient_naming_convention(
@@ -65,6 +80,60 @@ def test_the_json_has_exactly_the_cdi_0_3_0_shape(store: FileCdiStore, root: Pat
             ],
         },
     }
+
+
+def test_a_relocated_dev_root_and_driver_files_give_host_paths_mounts_and_cdi_0_5_0(
+    store: FileCdiStore, root: Path
+) -> None:
+    write_claim(store, host=TEST_NODE)
+    document = json.loads((root / FILE_NAME).read_text())
+    assert document["cdiVersion"] == "0.5.0"
+    assert document["devices"][1]["containerEdits"] == {
+        "deviceNodes": [{"path": "/dev/davinci1", "hostPath": "/tmp/node/dev/davinci1"}]
+    }
+    read_only = ["ro", "nosuid", "nodev", "bind"]
+    assert document["containerEdits"] == {
+        "env": [
+            "ASCEND_VISIBLE_DEVICES=0,1",
+            "LD_LIBRARY_PATH=/usr/local/Ascend/driver/lib64/common"
+            ":/usr/local/Ascend/driver/lib64/driver",
+        ],
+        "deviceNodes": [
+            {"path": f"/dev/{n}", "hostPath": f"/tmp/node/dev/{n}"}
+            for n in ("davinci_manager", "devmm_svm", "hisi_hdc")
+        ],
+        "mounts": [
+            {
+                "hostPath": "/opt/Ascend/driver/lib64",
+                "containerPath": "/usr/local/Ascend/driver/lib64",
+                "options": read_only,
+            },
+            {
+                "hostPath": "/opt/npu-smi",
+                "containerPath": "/usr/local/bin/npu-smi",
+                "options": read_only,
+            },
+        ],
+    }
+
+
+@pytest.mark.parametrize("host", [SERVER, TEST_NODE], ids=["dev", "relocated"])
+def test_the_codec_round_trips_the_full_content(host: HostFiles) -> None:
+    spec = claim_spec(host=host)
+    assert decode(json.loads(json.dumps(encode(spec)))) == spec
+
+
+def test_a_host_path_in_a_spec_declared_0_3_0_is_refused() -> None:
+    document = encode(claim_spec(host=TEST_NODE))
+    with pytest.raises(InvalidCdiSpec, match=r"older than its content needs \(0.5.0\)"):
+        decode({**document, "cdiVersion": "0.3.0"})
+
+
+def test_an_empty_host_path_is_refused() -> None:
+    document = encode(claim_spec())
+    document["devices"][0]["containerEdits"]["deviceNodes"][0]["hostPath"] = ""
+    with pytest.raises(InvalidCdiSpec, match="empty path or hostPath"):
+        decode(document)
 
 
 def test_writes_leave_no_temp_files_behind(store: FileCdiStore, root: Path) -> None:

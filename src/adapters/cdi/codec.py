@@ -43,10 +43,14 @@ def check_uid(uid: str) -> ClaimUID:
 
 
 def required_version(spec: CdiSpec) -> str:
-    """The version the content needs: digit-led device names 0.5.0, a dotted class 0.6.0."""
+    """The version the content needs: a dotted class 0.6.0; digit-led device names or a device
+    node's hostPath 0.5.0; plain env, device nodes and mounts 0.3.0."""
     if "." in spec.kind.partition("/")[2]:
         return "0.6.0"
     if any(not d.name[:1].isalpha() for d in spec.devices):
+        return "0.5.0"
+    edits = (spec.edits, *(d.edits for d in spec.devices))
+    if any(n.host_path for e in edits for n in e.device_nodes):
         return "0.5.0"
     return "0.3.0"
 
@@ -107,8 +111,8 @@ def _check(spec: CdiSpec) -> None:
     for edits in (spec.edits, *(d.edits for d in spec.devices)):
         if bad := [e for e in edits.env if "=" not in e]:
             raise InvalidCdiSpec(f"env entries are not KEY=VALUE: {bad}")
-        if any(not n.path for n in edits.device_nodes):
-            raise InvalidCdiSpec("a device node has an empty path")
+        if any(not n.path or n.host_path == "" for n in edits.device_nodes):
+            raise InvalidCdiSpec("a device node has an empty path or hostPath")
         if any(not m.host_path or not m.container_path for m in edits.mounts):
             raise InvalidCdiSpec("a mount has an empty hostPath or containerPath")
 
@@ -118,9 +122,16 @@ def _edits(edits: ContainerEdits) -> Json:
     if edits.env:
         doc["env"] = list(edits.env)
     if edits.device_nodes:
-        doc["deviceNodes"] = [{"path": n.path} for n in edits.device_nodes]
+        doc["deviceNodes"] = [_device_node(n) for n in edits.device_nodes]
     if edits.mounts:
         doc["mounts"] = [_mount(m) for m in edits.mounts]
+    return doc
+
+
+def _device_node(node: DeviceNode) -> Json:
+    doc: Json = {"path": node.path}
+    if node.host_path:
+        doc["hostPath"] = node.host_path
     return doc
 
 
@@ -133,14 +144,20 @@ def _mount(mount: Mount) -> Json:
 
 def _decode_edits(doc: object) -> ContainerEdits:
     edits = _fields(doc, "containerEdits", set(), {"env", "deviceNodes", "mounts"})
-    nodes = [_fields(n, "deviceNode", {"path"}, set()) for n in _list(edits.get("deviceNodes", []))]
+    nodes = [
+        _fields(n, "deviceNode", {"path"}, {"hostPath"})
+        for n in _list(edits.get("deviceNodes", []))
+    ]
     mounts = [
         _fields(m, "mount", {"hostPath", "containerPath"}, {"options"})
         for m in _list(edits.get("mounts", []))
     ]
     return ContainerEdits(
         env=_strs(edits.get("env", []), "env"),
-        device_nodes=tuple(DeviceNode(_str(n, "path")) for n in nodes),
+        device_nodes=tuple(
+            DeviceNode(_str(n, "path"), _str(n, "hostPath") if "hostPath" in n else None)
+            for n in nodes
+        ),
         mounts=tuple(
             Mount(
                 _str(m, "hostPath"),

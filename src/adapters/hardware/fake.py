@@ -8,6 +8,11 @@ The file says what an npu-smi probe would have found, in a few lines:
     numaNodes: [6, 6, 4, 4, 0, 0, 2, 2]   # per chip, optional
     topology: mesh         # mesh (910B: one HCCS group) | rings (910 A+X: groups of 4) | none
     health: {3: Warning}   # npu-smi words by physical id, optional (default OK)
+    sharedDeviceNodes: [davinci_manager, devmm_svm, hisi_hdc]   # under /dev (this default)
+
+Given `host` paths (the plugin's flags), the device nodes are said to live under its dev root
+and the driver files it finds there are reported, so a test node with `mknod`-made nodes and a
+stand-in npu-smi gets real CDI content; without, nothing on this machine is looked at.
 """
 
 from collections.abc import Mapping
@@ -16,36 +21,55 @@ from typing import Any
 
 import yaml
 
+from npu_dra.adapters.hardware.ascend_host import AscendHostPaths
 from npu_dra.adapters.hardware.chips import CHIPS, ChipFacts
 from npu_dra.adapters.hardware.errors import ProbeError
 from npu_dra.adapters.hardware.health_words import health_of
-from npu_dra.domain.device import Device, Health, NodeInventory
+from npu_dra.domain.device import Device, Health, HostFiles, NodeInventory
 from npu_dra.domain.errors import DomainError
 from npu_dra.domain.ids import DeviceName, NodeName
 from npu_dra.domain.quantity import Quantity
 
 RING_SIZE = 4
+SHARED_DEVICE_NODES = ("davinci_manager", "devmm_svm", "hisi_hdc")  # a typical training server
 
 
 class FakeHardware:
     """A HardwareProbe answering from a description (a file path or an already-parsed mapping)."""
 
-    def __init__(self, description: Path | Mapping[str, Any], *, node: NodeName) -> None:
+    def __init__(
+        self,
+        description: Path | Mapping[str, Any],
+        *,
+        node: NodeName,
+        host: AscendHostPaths | None = None,
+    ) -> None:
         self._source = str(description) if isinstance(description, Path) else "description"
         self._description = description
         self._node = node
+        self._host = host
         self._health_overrides: dict[int, Health] = {}
 
     def probe(self) -> NodeInventory:
         spec = self._load()
         try:
-            return NodeInventory(self._node, _devices(spec, self._health_overrides))
+            devices = _devices(spec, self._health_overrides)
+            return NodeInventory(self._node, devices, self._host_files(spec))
         except (DomainError, KeyError, TypeError, ValueError) as error:
             raise ProbeError(f"{self._source}: {error}") from error
 
     def set_health(self, physical_id: int, health: Health) -> None:
         """Flip a device's health, as a failing chip would (tests and demos)."""
         self._health_overrides[physical_id] = health
+
+    def _host_files(self, spec: Mapping[str, Any]) -> HostFiles:
+        listed = spec.get("sharedDeviceNodes", SHARED_DEVICE_NODES)
+        if not isinstance(listed, list | tuple) or not all(isinstance(n, str) for n in listed):
+            raise ValueError(f"sharedDeviceNodes {listed!r}: expected a list of names")
+        nodes = frozenset(listed)
+        if self._host is None:
+            return HostFiles(device_nodes=nodes)
+        return self._host.host_files(shared_nodes=nodes)
 
     def _load(self) -> Mapping[str, Any]:
         if not isinstance(self._description, Path):

@@ -15,8 +15,8 @@ import attrs
 from npu_dra.adapters.grpc.device_plugin.allocate import DriverMount
 
 DEFAULT_PLUGIN_DIR = "/var/lib/kubelet/device-plugins"
-# What seed 000 bind-mounts read-only into NPU pods: the whole Ascend tree and npu-smi.
-DEFAULT_DRIVER_MOUNTS = "/usr/local/Ascend,/usr/local/bin/npu-smi"
+# Beyond the driver files the probe finds (npu-smi, driver/lib64, ...): none by default.
+DEFAULT_DRIVER_MOUNTS = ""
 TRUE_WORDS = ("1", "true", "yes", "on")
 
 
@@ -34,6 +34,10 @@ class DevicePluginConfig:
     npu_smi_path: Path
     driver_mounts: tuple[DriverMount, ...]
     log_level: str
+    dev_root: Path = Path("/dev")
+    ascend_root: Path = Path("/usr/local/Ascend")
+    dcmi_dir: Path = Path("/usr/local/dcmi")
+    ascend_install_info: Path = Path("/etc/ascend_install.info")
 
 
 def add_flags(parser: argparse.ArgumentParser, env: Mapping[str, str] = os.environ) -> None:
@@ -49,7 +53,16 @@ def add_flags(parser: argparse.ArgumentParser, env: Mapping[str, str] = os.envir
     flag("--device-profile", "DEVICE_PROFILE", "npu", "device profile")
     flag("--hardware", "HARDWARE", "npu-smi", "npu-smi, or fake:FILE (a node description)")
     flag("--npu-smi-path", "NPU_SMI_PATH", "/usr/local/bin/npu-smi", "the npu-smi binary")
-    flag("--driver-mounts", "DRIVER_MOUNTS", DEFAULT_DRIVER_MOUNTS, "read-only /host[:/ctr],...")
+    flag("--dev-root", "DEV_ROOT", "/dev", "host dir of the device nodes (DeviceSpec host path)")
+    flag("--ascend-root", "ASCEND_ROOT", "/usr/local/Ascend", "its driver/lib64, version.info")
+    flag("--dcmi-dir", "DCMI_DIR", "/usr/local/dcmi", "DCMI library dir, mounted if present")
+    flag(
+        "--ascend-install-info",
+        "ASCEND_INSTALL_INFO",
+        "/etc/ascend_install.info",
+        "driver install record, mounted if present",
+    )
+    flag("--driver-mounts", "DRIVER_MOUNTS", DEFAULT_DRIVER_MOUNTS, "more read-only /host[:/ctr]")
     flag("--log-level", "LOG_LEVEL", "INFO", "DEBUG, INFO, WARNING or ERROR")
     parser.add_argument(
         "--cdi-enabled",
@@ -79,6 +92,10 @@ def config_from(args: argparse.Namespace) -> DevicePluginConfig:
             DriverMount.parse(m.strip()) for m in args.driver_mounts.split(",") if m.strip()
         ),
         log_level=args.log_level.upper(),
+        dev_root=Path(args.dev_root),
+        ascend_root=Path(args.ascend_root),
+        dcmi_dir=Path(args.dcmi_dir),
+        ascend_install_info=Path(args.ascend_install_info),
     )
 
 

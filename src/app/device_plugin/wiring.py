@@ -17,11 +17,12 @@ from npu_dra.adapters.grpc.device_plugin.servicer import DevicePluginService
 from npu_dra.adapters.grpc.device_plugin.static_cdi import static_spec, write_static_spec
 from npu_dra.adapters.grpc.device_plugin.watcher import KubeletSocketWatcher
 from npu_dra.adapters.grpc.device_plugin.wire import KUBELET_SOCKET
+from npu_dra.adapters.hardware.ascend_host import AscendHostPaths
 from npu_dra.adapters.hardware.fake import FakeHardware
 from npu_dra.app.device_plugin.flags import DevicePluginConfig
 from npu_dra.app.device_plugin.health import HealthLoop, by_family
 from npu_dra.app.device_plugin.runtime import DevicePluginRuntime, ResourcePlugin
-from npu_dra.domain.cdi import cdi_kind
+from npu_dra.domain.cdi import cdi_kind, runtime_edits
 from npu_dra.domain.device import Device
 from npu_dra.domain.ids import DriverName, NodeName
 from npu_dra.domain.ports import HardwareProbe
@@ -36,13 +37,31 @@ _RESOURCE = re.compile(r"^[a-z0-9]([-a-z0-9.]*[a-z0-9])?/[A-Za-z0-9]([-A-Za-z0-9
 def hardware_probe(config: DevicePluginConfig) -> HardwareProbe:
     """`fake:FILE` answers from a node description; `npu-smi` runs the real binary."""
     node = NodeName(config.node_name)
+    host = host_paths(config)
     if config.hardware.startswith(FAKE):
-        return FakeHardware(Path(config.hardware.removeprefix(FAKE)), node=node)
+        return FakeHardware(Path(config.hardware.removeprefix(FAKE)), node=node, host=host)
     if config.hardware == "npu-smi":
         from npu_dra.adapters.hardware.npu_smi.probe import NpuSmiProbe  # only when chosen
 
-        return NpuSmiProbe(node=node, npu_smi=config.npu_smi_path)  # /sys and /dev as mounted
+        return NpuSmiProbe(  # /sys as mounted
+            node=node,
+            npu_smi=host.npu_smi,
+            dev_root=host.dev_root,
+            ascend_root=host.ascend_root,
+            dcmi_dir=host.dcmi_dir,
+            install_info=host.install_info,
+        )
     raise ValueError(f"--hardware {config.hardware!r}: expected npu-smi or fake:FILE")
+
+
+def host_paths(config: DevicePluginConfig) -> AscendHostPaths:
+    return AscendHostPaths(
+        dev_root=config.dev_root,
+        npu_smi=config.npu_smi_path,
+        ascend_root=config.ascend_root,
+        dcmi_dir=config.dcmi_dir,
+        install_info=config.ascend_install_info,
+    )
 
 
 def socket_name(family: str) -> str:
@@ -68,12 +87,17 @@ def resource_names(families: Iterable[str], *, override: str, prefix: str) -> di
 def build_runtime(config: DevicePluginConfig, probe: HardwareProbe) -> DevicePluginRuntime:
     """Probe once, write the static CDI spec if enabled, and assemble one plugin per family."""
     profile = profile_named(config.device_profile)
-    families = by_family(probe.probe().devices)
+    inventory = probe.probe()
+    families = by_family(inventory.devices)
     if not families:
         log.warning("no NPUs found on %s: serving no resource", config.node_name)
+    # A host without a node the chips need (davinci_manager) cannot serve any container: say so
+    # at start, as Huawei's plugin does, rather than at every Allocate.
+    runtime_edits(inventory.devices, host=inventory.host, profile=profile)
     names = resource_names(families, override=config.resource_names, prefix=profile.resource_prefix)
     kind = cdi_kind(DriverName(config.driver_name), profile)
-    settings = AllocateSettings(profile, config.driver_mounts, kind if config.cdi_enabled else None)
+    cdi = kind if config.cdi_enabled else None
+    settings = AllocateSettings(profile, config.driver_mounts, cdi, inventory.host)
     if config.cdi_enabled:
         _write_cdi(config, kind, settings, [d for ds in families.values() for d in ds])
     boards = {family: DeviceBoard(devices) for family, devices in families.items()}
@@ -92,6 +116,12 @@ def build_runtime(config: DevicePluginConfig, probe: HardwareProbe) -> DevicePlu
 def _write_cdi(
     config: DevicePluginConfig, kind: str, settings: AllocateSettings, devices: list[Device]
 ) -> None:
-    spec = static_spec(devices, kind=kind, profile=settings.profile, mounts=settings.driver_mounts)
+    spec = static_spec(
+        devices,
+        kind=kind,
+        profile=settings.profile,
+        mounts=settings.driver_mounts,
+        host=settings.host,
+    )
     path = write_static_spec(config.cdi_root, spec)
     log.info("wrote CDI spec %s (%d device(s))", path, len(spec.devices))

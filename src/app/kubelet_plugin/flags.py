@@ -45,6 +45,9 @@ class Settings:
     health_interval: float = 10.0
     sysfs_root: Path = Path("/sys")
     dev_root: Path = Path("/dev")
+    ascend_root: Path = Path("/usr/local/Ascend")
+    dcmi_dir: Path = Path("/usr/local/dcmi")
+    ascend_install_info: Path = Path("/etc/ascend_install.info")
 
     @classmethod
     def from_args(cls, args: argparse.Namespace) -> "Settings":
@@ -62,6 +65,9 @@ class Settings:
                 "npu_smi_path": self.npu_smi,
                 "sysfs_root": str(self.sysfs_root),
                 "dev_root": str(self.dev_root),
+                "ascend_root": str(self.ascend_root),
+                "dcmi_dir": str(self.dcmi_dir),
+                "install_info": str(self.ascend_install_info),
             },
             "state": {"kind": "files"},
             "cdi_root": str(self.cdi_root),
@@ -167,7 +173,34 @@ def flags() -> tuple[Flag, ...]:
             "sysfs mount (NUMA node of each chip's PCI device)",
             path,
         ),
-        Flag("--dev-root", "DEV_ROOT", "/dev", "device nodes (/dev/davinciN)", path),
+        Flag(
+            "--dev-root",
+            "DEV_ROOT",
+            "/dev",
+            "host directory of the device nodes (/dev/davinciN): the CDI spec's hostPath",
+            path,
+        ),
+        Flag(
+            "--ascend-root",
+            "ASCEND_ROOT",
+            "/usr/local/Ascend",
+            "Ascend install dir: driver/lib64 and driver/version.info are mounted read-only",
+            path,
+        ),
+        Flag(
+            "--dcmi-dir",
+            "DCMI_DIR",
+            "/usr/local/dcmi",
+            "DCMI library dir (npu-smi needs it), mounted read-only if present",
+            path,
+        ),
+        Flag(
+            "--ascend-install-info",
+            "ASCEND_INSTALL_INFO",
+            "/etc/ascend_install.info",
+            "driver install record, mounted read-only if present",
+            {"metavar": "FILE", "type": Path},
+        ),
         Flag(
             "--health-interval",
             "HEALTH_INTERVAL",

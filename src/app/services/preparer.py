@@ -177,7 +177,9 @@ class ClaimPreparer:
             if device is None:
                 raise DomainError(f"device {prepared.device} is no longer on this node")
             devices.append(device)
-        spec = claim_cdi_spec(claim.ref.uid, devices, driver=self._driver, profile=self._profile)
+        spec = claim_cdi_spec(
+            claim.ref.uid, devices, driver=self._driver, profile=self._profile, host=inventory.host
+        )
         try:
             current = self._cdi.read(uid=claim.ref.uid)
         except DomainError:

@@ -9,7 +9,7 @@ from support.kubelet_dp import FakeKubelet
 from npu_dra.adapters.hardware.fake import FakeHardware
 from npu_dra.app.device_plugin import runtime as runtime_module
 from npu_dra.app.device_plugin.liveness import failing_sockets
-from npu_dra.domain.device import Device, NodeInventory
+from npu_dra.domain.device import Device, HostFiles, NodeInventory
 from npu_dra.domain.ids import DeviceName, NodeName
 
 MESH_910B = {"chip": "910B4", "count": 8, "numaNodes": [6, 6, 4, 4, 0, 0, 2, 2], "topology": "mesh"}
@@ -18,6 +18,9 @@ SOCKET = "npu-dra-ascend910.sock"
 
 def fake() -> FakeHardware:
     return FakeHardware(MESH_910B, node=NodeName("node-a"))
+
+
+MANAGER = frozenset({"davinci_manager"})
 
 
 class MixedNode:
@@ -29,7 +32,7 @@ class MixedNode:
             Device(DeviceName(f"npu-{i}"), i, i, i, 0, chip, 1 << 30)
             for i, chip in enumerate(chips)
         )
-        return NodeInventory(NodeName("node-a"), devices)
+        return NodeInventory(NodeName("node-a"), devices, HostFiles(device_nodes=MANAGER))
 
 
 def test_registers_after_serving_with_preferred_allocation_available(

@@ -23,10 +23,21 @@ def test_defaults_match_the_kubelet_and_the_seed() -> None:
     assert config.hardware == "npu-smi"
     assert config.npu_smi_path == Path("/usr/local/bin/npu-smi")
     assert not config.cdi_enabled
-    assert config.driver_mounts == (
-        DriverMount("/usr/local/Ascend", "/usr/local/Ascend"),
-        DriverMount("/usr/local/bin/npu-smi", "/usr/local/bin/npu-smi"),
+    assert config.driver_mounts == ()  # the driver files come from the probe
+    assert config.dev_root == Path("/dev")
+    assert config.ascend_root == Path("/usr/local/Ascend")
+    assert config.dcmi_dir == Path("/usr/local/dcmi")
+    assert config.ascend_install_info == Path("/etc/ascend_install.info")
+
+
+def test_host_paths_and_extra_mounts_come_from_flags_or_env() -> None:
+    config = parse(
+        ["--dev-root", "/tmp/node/dev", "--driver-mounts", "/opt/x:/usr/local/x"],
+        {"ASCEND_ROOT": "/opt/Ascend", "DCMI_DIR": "/opt/dcmi", "ASCEND_INSTALL_INFO": "/i"},
     )
+    assert (config.dev_root, config.ascend_root) == (Path("/tmp/node/dev"), Path("/opt/Ascend"))
+    assert (config.dcmi_dir, config.ascend_install_info) == (Path("/opt/dcmi"), Path("/i"))
+    assert config.driver_mounts == (DriverMount("/opt/x", "/usr/local/x"),)
 
 
 def test_environment_variables_fill_in_for_flags() -> None:

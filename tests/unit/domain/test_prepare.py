@@ -7,6 +7,7 @@ runtime reads ASCEND_VISIBLE_DEVICES as physical ids.
 
 from collections.abc import Mapping, Sequence
 
+import attrs
 import pytest
 
 from npu_dra.domain.checkpoint import Checkpoint
@@ -18,7 +19,7 @@ from npu_dra.domain.claims import (
     DeviceRequest,
     ResourceClaim,
 )
-from npu_dra.domain.device import Device, Health, NodeInventory
+from npu_dra.domain.device import Device, Health, HostFile, HostFiles, NodeInventory
 from npu_dra.domain.errors import PrepareError
 from npu_dra.domain.ids import (
     ClaimName,
@@ -66,6 +67,7 @@ NODE = NodeContext(
             npu(3, 7, Health.UNHEALTHY),
             npu(4, 0, Health.DEGRADED),
         ),
+        HostFiles(device_nodes=frozenset(n.removeprefix("/dev/") for n in SHARED)),
     ),
     ASCEND_NPU,
 )
@@ -214,3 +216,26 @@ def test_planning_is_deterministic() -> None:
     assert plan_prepare(wanted, NODE, {}) == plan_prepare(wanted, NODE, {})
     reordered = plan_prepare(claim(result("npu-0"), result("npu-2")), NODE, {})
     assert reordered.spec == plan_prepare(wanted, NODE, {}).spec
+
+
+def test_a_node_without_davinci_manager_gets_an_error_not_a_spec() -> None:
+    bare = attrs.evolve(NODE, inventory=attrs.evolve(NODE.inventory, host=HostFiles()))
+    with pytest.raises(PrepareError, match="davinci_manager is missing"):
+        plan_prepare(claim(result("npu-0")), bare, {})
+
+
+def test_the_plan_uses_the_inventory_s_dev_root_and_driver_files() -> None:
+    host = HostFiles(
+        "/srv/dev",
+        frozenset({"davinci_manager"}),
+        (HostFile("/srv/npu-smi", "/usr/local/bin/npu-smi"),),
+    )
+    moved = attrs.evolve(NODE, inventory=attrs.evolve(NODE.inventory, host=host))
+    planned = plan_prepare(claim(result("npu-0")), moved, {})
+    assert planned.spec is not None
+    assert [n.source for d in planned.spec.devices for n in d.edits.device_nodes] == [
+        "/srv/dev/davinci4"
+    ]
+    assert [(m.host_path, m.container_path) for m in planned.spec.edits.mounts] == [
+        ("/srv/npu-smi", "/usr/local/bin/npu-smi")
+    ]

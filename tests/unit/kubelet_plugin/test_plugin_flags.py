@@ -7,6 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from npu_dra.adapters.cluster.memory import MemoryCluster
+from npu_dra.app.container import NodeContainer
 from npu_dra.app.kubelet_plugin.flags import Hardware, Settings, add_arguments
 
 
@@ -129,3 +131,53 @@ def test_config_maps_flags_onto_the_container_keys() -> None:
     assert config["plugins_dir"] == "/var/lib/kubelet/plugins"
     assert config["registrar_dir"] == "/var/lib/kubelet/plugins_registry"
     assert config["healthcheck_port"] == -1
+
+
+def test_host_paths_flow_into_the_hardware_config() -> None:
+    settings = parse(
+        ["--node-name=n", "--dev-root=/tmp/node/dev", "--npu-smi=/opt/npu-smi"],
+        {"ASCEND_ROOT": "/opt/Ascend", "DCMI_DIR": "/opt/dcmi", "ASCEND_INSTALL_INFO": "/opt/i"},
+    )
+
+    hardware = settings.config()["hardware"]
+
+    assert hardware["dev_root"] == "/tmp/node/dev"
+    assert hardware["npu_smi_path"] == "/opt/npu-smi"
+    assert hardware["ascend_root"] == "/opt/Ascend"
+    assert hardware["dcmi_dir"] == "/opt/dcmi"
+    assert hardware["install_info"] == "/opt/i"
+
+
+def test_host_path_defaults_are_the_ascend_install_layout() -> None:
+    settings = parse(["--node-name=n"])
+
+    assert settings.dev_root == Path("/dev")
+    assert settings.ascend_root == Path("/usr/local/Ascend")
+    assert settings.dcmi_dir == Path("/usr/local/dcmi")
+    assert settings.ascend_install_info == Path("/etc/ascend_install.info")
+
+
+def test_fake_hardware_on_a_test_node_reports_its_dev_root_and_npu_smi(tmp_path: Path) -> None:
+    """The real-node e2e runs fake hardware over mknod-made nodes: the flags must reach it."""
+    description = tmp_path / "node.yaml"
+    description.write_text("chip: 910B4\ncount: 2\n")
+    npu_smi = tmp_path / "npu-smi"
+    npu_smi.write_text("#!/bin/sh\n")
+    settings = parse(
+        [
+            "--node-name=n",
+            f"--hardware=fake:{description}",
+            f"--dev-root={tmp_path / 'dev'}",
+            f"--npu-smi={npu_smi}",
+            f"--ascend-root={tmp_path / 'absent'}",
+        ]
+    )
+    container = NodeContainer(cluster=MemoryCluster())
+    container.config.from_dict(settings.config())
+
+    host = container.hardware().probe().host
+
+    assert host.dev_root == str(tmp_path / "dev")
+    assert [(f.host_path, f.container_path) for f in host.driver_files] == [
+        (str(npu_smi), "/usr/local/bin/npu-smi")
+    ]

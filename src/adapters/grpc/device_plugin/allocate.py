@@ -1,10 +1,11 @@
 """What a container gets for the device ids the kubelet allocated it, computed from the inventory.
 
-Deterministic and free of side effects, like the DRA path's CDI content: the same ids always give
-the same answer, so a kubelet retry or a plugin restart changes nothing. Both injection paths are
-filled: explicit device nodes and mounts work on any runtime, and the CDI names (when enabled)
-let a CDI-aware runtime inject the same nodes and mounts from the static spec; CDI replaces
-entries with the same path, so a container never gets a node twice.
+Deterministic and free of side effects, like the DRA path's CDI content, and built by the same
+domain functions (`device_node`, `runtime_edits`): the same ids always give the same answer, so
+a kubelet retry or a plugin restart changes nothing. Both injection paths are filled: explicit
+device nodes and mounts work on any runtime, and the CDI names (when enabled) let a CDI-aware
+runtime inject the same nodes and mounts from the static spec; CDI replaces entries with the
+same path, so a container never gets a node twice.
 
 The kubelet's Allocate has no per-container error slot: one unknown or unhealthy id fails the
 whole call, with a message that names every offending id.
@@ -14,8 +15,9 @@ from collections.abc import Iterable, Sequence
 
 import attrs
 
-from npu_dra.domain.device import Device
-from npu_dra.domain.errors import DomainError
+from npu_dra.domain.cdi import DeviceNode, Mount, device_node, runtime_edits
+from npu_dra.domain.device import Device, HostFiles
+from npu_dra.domain.errors import DomainError, PrepareError
 from npu_dra.domain.profile import DeviceProfile
 
 
@@ -29,6 +31,10 @@ class UnknownDevices(AllocationRefused):
 
 class UnhealthyDevices(AllocationRefused):
     pass
+
+
+class MissingHostFiles(AllocationRefused):
+    """The host lacks a device node the chips cannot work without (davinci_manager)."""
 
 
 @attrs.frozen
@@ -50,32 +56,47 @@ class DriverMount:
 @attrs.frozen
 class AllocateSettings:
     profile: DeviceProfile
-    driver_mounts: tuple[DriverMount, ...] = ()
+    driver_mounts: tuple[DriverMount, ...] = ()  # besides the driver files the probe found
     cdi_kind: str | None = None  # None: no CDI device names in the answer
+    host: HostFiles = attrs.field(factory=HostFiles)  # what the probe found at start
 
 
 @attrs.frozen
 class ContainerAllocation:
     envs: tuple[tuple[str, str], ...]
-    device_nodes: tuple[str, ...]  # same path on the host and in the container, mode rw
-    mounts: tuple[DriverMount, ...]
+    device_nodes: tuple[DeviceNode, ...]  # mode rw
+    mounts: tuple[Mount, ...]  # read-only
     cdi_devices: tuple[str, ...]
 
 
 def container_allocation(
     devices: Iterable[Device], ids: Sequence[str], settings: AllocateSettings
 ) -> ContainerAllocation:
-    """Device nodes and visible-devices env for `ids`, in physical-id order."""
+    """Device nodes, shared nodes, driver mounts and env for `ids`, in physical-id order."""
     chosen = _checked({d.name: d for d in devices}, ids)
-    profile = settings.profile
+    profile, host, kind = settings.profile, settings.host, settings.cdi_kind
+    try:
+        shared = runtime_edits(chosen, host=host, profile=profile)
+    except PrepareError as error:
+        raise MissingHostFiles(str(error)) from error
     visible = ",".join(str(d.physical_id) for d in chosen)
-    kind = settings.cdi_kind
+    env = (f"{profile.visible_devices_env}={visible}", *shared.env)
     return ContainerAllocation(
-        envs=((profile.visible_devices_env, visible),),
-        device_nodes=(*(d.device_node for d in chosen), *profile.shared_device_nodes),
-        mounts=settings.driver_mounts,
+        envs=tuple((k, v) for k, _, v in (e.partition("=") for e in env)),
+        device_nodes=(
+            *(device_node(d, host=host, profile=profile) for d in chosen),
+            *shared.device_nodes,
+        ),
+        mounts=with_extra_mounts(shared.mounts, settings.driver_mounts),
         cdi_devices=tuple(f"{kind}={d.name}" for d in chosen) if kind else (),
     )
+
+
+def with_extra_mounts(found: Sequence[Mount], extra: Iterable[DriverMount]) -> tuple[Mount, ...]:
+    """The driver files found, then `--driver-mounts` at container paths not already taken."""
+    taken = {m.container_path for m in found}
+    more = [Mount(m.host_path, m.container_path) for m in extra if m.container_path not in taken]
+    return (*found, *more)
 
 
 def _checked(known: dict[str, Device], ids: Sequence[str]) -> list[Device]:

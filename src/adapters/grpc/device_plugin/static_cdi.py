@@ -13,10 +13,12 @@ import tempfile
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
+import attrs
+
 from npu_dra.adapters.cdi.codec import encode
-from npu_dra.adapters.grpc.device_plugin.allocate import DriverMount
-from npu_dra.domain.cdi import CdiDevice, CdiSpec, ContainerEdits, DeviceNode, Mount
-from npu_dra.domain.device import Device
+from npu_dra.adapters.grpc.device_plugin.allocate import DriverMount, with_extra_mounts
+from npu_dra.domain.cdi import CdiDevice, CdiSpec, device_edits, minimum_version, runtime_edits
+from npu_dra.domain.device import Device, HostFiles
 from npu_dra.domain.profile import DeviceProfile
 
 SPEC_MODE = 0o644
@@ -28,18 +30,18 @@ def static_spec(
     kind: str,
     profile: DeviceProfile,
     mounts: Sequence[DriverMount],
+    host: HostFiles,
 ) -> CdiSpec:
-    """Per device its `/dev/davinci<phy>`; shared nodes and driver mounts for any of them."""
+    """Per device its own node; the shared nodes, driver mounts and their env for any of them
+    (the visible-devices env is per allocation: Allocate's answer sets it)."""
     ordered = sorted(devices, key=lambda d: d.physical_id)
-    common = ContainerEdits(
-        device_nodes=tuple(DeviceNode(p) for p in profile.shared_device_nodes),
-        mounts=tuple(Mount(m.host_path, m.container_path) for m in mounts),
-    )
+    shared = runtime_edits(ordered, host=host, profile=profile)
+    common = attrs.evolve(shared, mounts=with_extra_mounts(shared.mounts, mounts))
     per_device = tuple(
-        CdiDevice(d.name, ContainerEdits(device_nodes=(DeviceNode(d.device_node),)))
-        for d in ordered
+        CdiDevice(d.name, device_edits(d, host=host, profile=profile)) for d in ordered
     )
-    return CdiSpec(kind, per_device, common)
+    spec = CdiSpec(kind, per_device, common)
+    return attrs.evolve(spec, version=minimum_version(spec))
 
 
 def spec_file_name(kind: str) -> str:

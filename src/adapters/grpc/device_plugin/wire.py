@@ -36,8 +36,10 @@ def container_response(allocation: ContainerAllocation) -> api.ContainerAllocate
     return api.ContainerAllocateResponse(
         envs=dict(allocation.envs),
         devices=[
-            api.DeviceSpec(container_path=p, host_path=p, permissions=DEVICE_PERMISSIONS)
-            for p in allocation.device_nodes
+            api.DeviceSpec(
+                container_path=n.path, host_path=n.source, permissions=DEVICE_PERMISSIONS
+            )
+            for n in allocation.device_nodes
         ],
         mounts=[
             api.Mount(container_path=m.container_path, host_path=m.host_path, read_only=True)

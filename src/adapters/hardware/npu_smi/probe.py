@@ -9,6 +9,12 @@ Any failure raises ProbeError; a partial device list is never returned.
 import time
 from pathlib import Path
 
+from npu_dra.adapters.hardware.ascend_host import (
+    DEFAULT_ASCEND_ROOT,
+    DEFAULT_DCMI_DIR,
+    DEFAULT_INSTALL_INFO,
+    AscendHostPaths,
+)
 from npu_dra.adapters.hardware.errors import ProbeError
 from npu_dra.adapters.hardware.npu_smi.info_rows import InfoChip
 from npu_dra.adapters.hardware.npu_smi.join import ChipKey, chip_ids, devices
@@ -29,7 +35,8 @@ MEMORY_QUERIES = ("memory", "usages")  # tried in this order for chips `info` gi
 
 
 class NpuSmiProbe:
-    """Discovers this node's Ascend chips with npu-smi, sysfs and /dev."""
+    """Discovers this node's Ascend chips with npu-smi, sysfs and /dev, and which shared device
+    nodes and driver files the host has (the CDI content's host side)."""
 
     def __init__(
         self,
@@ -39,12 +46,16 @@ class NpuSmiProbe:
         sysfs_root: Path = Path("/sys"),
         dev_root: Path = Path("/dev"),
         timeout: float = 10.0,
+        ascend_root: Path = DEFAULT_ASCEND_ROOT,
+        dcmi_dir: Path = DEFAULT_DCMI_DIR,
+        install_info: Path = DEFAULT_INSTALL_INFO,
     ) -> None:
         self._node = node
         self._runner = NpuSmiRunner(path=npu_smi)
         self._sysfs_root = sysfs_root
         self._dev_root = dev_root
         self._timeout = timeout
+        self._host = AscendHostPaths(dev_root, npu_smi, ascend_root, dcmi_dir, install_info)
 
     def probe(self) -> NodeInventory:
         deadline = time.monotonic() + self._timeout
@@ -52,8 +63,9 @@ class NpuSmiProbe:
             (INFO, MAP, TOPO), timeout=self._timeout
         )
         info = parse_info(info_text)
+        host = self._host.host_files()
         if not info.chips:
-            return NodeInventory(self._node, ())
+            return NodeInventory(self._node, (), host)
         mapping, topology = parse_map(map_text), parse_topo(topo_text)
         dev_nodes = self._dev_nodes()
         ids = chip_ids(info.chips, mapping, dev_nodes)
@@ -67,7 +79,7 @@ class NpuSmiProbe:
             numa=lambda bus_id, cpus: numa.node_of(bus_id=bus_id, cpus=cpus),
         )
         try:
-            return NodeInventory(self._node, found)
+            return NodeInventory(self._node, found, host)
         except DomainError as error:
             raise ProbeError(f"npu-smi replies describe an impossible node: {error}") from error
 
