@@ -14,8 +14,9 @@ be killed outright, by a reaper process (see `node_teardown`).
 
 Facts this relies on, verified here: processes lack CAP_SYS_RESOURCE, so containerd is told to
 `restrict_oom_score_adj`; CRI resolves an imported `local/x:1` as `docker.io/local/x:1`; the
-kubelet advertises 127.0.0.1 (`--node-ip`), and tests read container output from the kubelet's
-pod log files or through containerd's socket, never through the API server's proxy.
+kubelet advertises the machine's own address (it refuses a loopback node IP), so tests read
+container output from the kubelet's pod log files or through containerd's socket, never through
+the API server's proxy to the kubelet.
 """
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ from typing import IO, Any
 from kubernetes import client
 
 from tests.support.controlplane import (
+    NODE_CONDITION_TAINTS,
     ControlPlane,
     ControlPlaneError,
     _Process,
@@ -388,8 +390,7 @@ state = "{self.containerd_dir / "state"}"
                 f"--root-dir={self.kubelet_root}",
                 f"--cert-dir={directory / 'pki'}",
                 f"--hostname-override={self.name}",
-                "--node-ip=127.0.0.1",
-                "--v=2",
+                "--v=3",  # "Registered DRA plugin" is logged at 3
             ],
         )
         self._write_layout()
@@ -428,6 +429,29 @@ state = "{self.containerd_dir / "state"}"
             wait_for(ready, timeout=timeout, what=f"Node {self.name} Ready")
         except Exception as error:
             raise NodeError(f"{error}\n--- kubelet:\n{self.kubelet_log()}") from error
+        self._lift_condition_taints()
+
+    def _lift_condition_taints(self) -> None:
+        """What the node lifecycle controller does once a node is Ready (the test control plane
+        runs without it): take off the not-ready taint the API server put on at registration."""
+        core = client.CoreV1Api(self.plane.api_client)
+        for _attempt in range(20):
+            node = self.plane.as_json(core.read_node(self.name))
+            taints = node.get("spec", {}).get("taints") or []
+            kept = [t for t in taints if t["key"] not in NODE_CONDITION_TAINTS]
+            if kept == taints:
+                return
+            patch = {
+                "metadata": {"resourceVersion": node["metadata"]["resourceVersion"]},
+                "spec": {"taints": kept or None},
+            }
+            try:
+                core.patch_node(self.name, patch, _content_type="application/merge-patch+json")
+                return
+            except client.ApiException as error:
+                if error.status != 409:
+                    raise
+        raise NodeError(f"could not lift the not-ready taint of Node {self.name}")
 
     # pods ------------------------------------------------------------------------------------
 

@@ -53,6 +53,7 @@ def debian_rootfs(cache: Path) -> Path:
     _run(
         [
             "mmdebstrap",
+            "--format=tar",
             "--variant=minbase",
             f"--include={','.join(PACKAGES)}",
             *excludes,

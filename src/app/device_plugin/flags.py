@@ -35,6 +35,7 @@ class DevicePluginConfig:
     driver_mounts: tuple[DriverMount, ...]
     log_level: str
     dev_root: Path = Path("/dev")
+    sysfs_root: Path = Path("/sys")
     ascend_root: Path = Path("/usr/local/Ascend")
     dcmi_dir: Path = Path("/usr/local/dcmi")
     ascend_install_info: Path = Path("/etc/ascend_install.info")
@@ -54,6 +55,7 @@ def add_flags(parser: argparse.ArgumentParser, env: Mapping[str, str] = os.envir
     flag("--hardware", "HARDWARE", "npu-smi", "npu-smi, or fake:FILE (a node description)")
     flag("--npu-smi-path", "NPU_SMI_PATH", "/usr/local/bin/npu-smi", "the npu-smi binary")
     flag("--dev-root", "DEV_ROOT", "/dev", "host dir of the device nodes (DeviceSpec host path)")
+    flag("--sysfs-root", "SYSFS_ROOT", "/sys", "sysfs mount (NUMA node of each chip's PCI device)")
     flag("--ascend-root", "ASCEND_ROOT", "/usr/local/Ascend", "its driver/lib64, version.info")
     flag("--dcmi-dir", "DCMI_DIR", "/usr/local/dcmi", "DCMI library dir, mounted if present")
     flag(
@@ -93,6 +95,7 @@ def config_from(args: argparse.Namespace) -> DevicePluginConfig:
         ),
         log_level=args.log_level.upper(),
         dev_root=Path(args.dev_root),
+        sysfs_root=Path(args.sysfs_root),
         ascend_root=Path(args.ascend_root),
         dcmi_dir=Path(args.dcmi_dir),
         ascend_install_info=Path(args.ascend_install_info),

@@ -43,9 +43,10 @@ def hardware_probe(config: DevicePluginConfig) -> HardwareProbe:
     if config.hardware == "npu-smi":
         from npu_dra.adapters.hardware.npu_smi.probe import NpuSmiProbe  # only when chosen
 
-        return NpuSmiProbe(  # /sys as mounted
+        return NpuSmiProbe(
             node=node,
             npu_smi=host.npu_smi,
+            sysfs_root=config.sysfs_root,
             dev_root=host.dev_root,
             ascend_root=host.ascend_root,
             dcmi_dir=host.dcmi_dir,

@@ -30,6 +30,7 @@ from tests.support.node import SEED_IMAGE, RealNode
 DRIVER = "npu.huawei.com"
 RUNNING_TIMEOUT_S = 120.0
 NODE_NAME = "npu-node-1"
+REGISTERED = re.compile(rf'"Registered DRA plugin".*driverName="{re.escape(DRIVER)}"')
 # PCI bus ids of npu-0..7 in the recorded `npu-smi info` (tests/fixtures/npu-smi/*910B4_8npu*).
 BUS_IDS = (
     "0000:c1:00.0",
@@ -141,7 +142,7 @@ class RealCluster:
 
     def wait_registered(self, plugin: Plugin, timeout: float = 60.0) -> None:
         """The kubelet registered the DRA driver (its CSINode-like record is the log line)."""
-        pattern = re.compile(rf"Register new plugin.*{re.escape(DRIVER)}")
+        pattern = REGISTERED
 
         def registered() -> bool:
             if not plugin.running():

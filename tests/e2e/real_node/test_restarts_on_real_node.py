@@ -8,7 +8,7 @@ import re
 
 import pytest
 
-from tests.e2e.real_node.cluster import DRIVER, RealCluster, running_dra_plugin
+from tests.e2e.real_node.cluster import REGISTERED, RealCluster, running_dra_plugin
 from tests.e2e.real_node.test_seed_on_real_node import char_devices
 from tests.e2e.seed_yaml import SEED_POD_SPEC
 from tests.support.controlplane import wait_for
@@ -45,7 +45,7 @@ def davinci_in(cluster: RealCluster, pod: str) -> list[int]:
 
 def registrations(cluster: RealCluster) -> int:
     log = (cluster.node.log_dir / "kubelet.log").read_text(errors="replace")
-    return len(re.findall(rf"Register new plugin.*{re.escape(DRIVER)}", log))
+    return len(REGISTERED.findall(log))
 
 
 @pytest.mark.timeout(600)

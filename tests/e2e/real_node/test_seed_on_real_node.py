@@ -55,10 +55,13 @@ def test_seed_pods_start_with_exactly_their_npus_and_unprepare_on_delete(
     with running_dra_plugin(cluster) as plugin:
         cluster.wait_registered(plugin)
         wait_for(lambda: len(cluster.published()) == 8, timeout=60, what="8 NPUs published")
-        cluster.apply(SEED_TEMPLATE_AND_POD)
+        # One node: the NUMA pod first, or the template pod may take an NPU of NUMA node 6 and
+        # leave `allocationMode: All` of that node unsatisfiable (the seed has several nodes).
         cluster.apply(numa_claim_and_pod(6, "npu-numa-claim", "npu-numa-pod"))
+        cluster.wait_running("npu-numa-pod")
+        cluster.apply(SEED_TEMPLATE_AND_POD)
         seen: dict[str, list[int]] = {}
-        for pod in ("npu-pod", "npu-numa-pod"):
+        for pod in ("npu-numa-pod", "npu-pod"):
             cluster.wait_running(pod)
             [uid] = cluster.claim_uids(pod)
             seen[pod] = ids = physical_ids(cluster.allocated_devices(uid))
