@@ -22,7 +22,7 @@ from npu_dra.adapters.cel.semver import Semver, parse_semver
 from npu_dra.domain.attributes import Version
 from npu_dra.domain.errors import DomainError, SelectorError
 from npu_dra.domain.quantity import Quantity
-from npu_dra.domain.selectors import SelectorDevice
+from npu_dra.domain.scheduling.selectors import SelectorDevice
 
 _TYPE_NAMES = {
     celtypes.IntType: "int",

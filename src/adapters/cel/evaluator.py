@@ -29,7 +29,7 @@ from npu_dra.adapters.cel.limits import check_size
 from npu_dra.adapters.cel.values import to_cel
 from npu_dra.domain.attributes import is_dns_subdomain
 from npu_dra.domain.errors import SelectorError
-from npu_dra.domain.selectors import SelectorDevice
+from npu_dra.domain.scheduling.selectors import SelectorDevice
 
 _STRING_LITERAL = re.compile(r""""((?:[^"\\]|\\.)*)"|'((?:[^'\\]|\\.)*)'""")
 

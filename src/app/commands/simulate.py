@@ -1,11 +1,13 @@
 """`npu-dra simulate`: the seed's discover → publish → allocate → prepare flow, offline."""
 
 import argparse
+import os
 import sys
 import tempfile
 from pathlib import Path
 
 from npu_dra.app.container import Container, NodeContainer
+from npu_dra.app.simulation.generate import generated_scenario
 from npu_dra.app.simulation.render import render
 from npu_dra.app.simulation.run import NodePlugin, simulate
 from npu_dra.app.simulation.scenario import Scenario, ScenarioError, load_scenario
@@ -20,8 +22,20 @@ def register(subparsers: "argparse._SubParsersAction[argparse.ArgumentParser]") 
         help="show what the cluster would publish and allocate, with no cluster",
         description=__doc__,
     )
-    parser.add_argument("--scenario", type=Path, help="Kubernetes-shaped YAML (default: built-in)")
-    parser.add_argument("--output", choices=("table", "yaml", "json"), default="table")
+    source = parser.add_mutually_exclusive_group()
+    source.add_argument("--scenario", type=Path, help="Kubernetes-shaped YAML (default: built-in)")
+    source.add_argument(
+        "--generate",
+        metavar="nodes=N,npus=N,pods=N",
+        help="a generated scenario of identical nodes and NPU pods, for scale runs",
+    )
+    parser.add_argument("-o", "--output", choices=("table", "yaml", "json"), default="table")
+    parser.add_argument(
+        "--no-prepare",
+        dest="prepare",
+        action="store_false",
+        help="schedule and allocate only; skip the node plugins' NodePrepareResources step",
+    )
     parser.add_argument("--driver-name", default=DEFAULT_DRIVER)
     parser.add_argument(
         "--cdi-root", type=Path, help="write CDI specs here (default: a temporary directory)"
@@ -31,7 +45,9 @@ def register(subparsers: "argparse._SubParsersAction[argparse.ArgumentParser]") 
 
 def run(args: argparse.Namespace) -> int:
     try:
-        scenario = load_scenario(args.scenario)
+        scenario = (
+            generated_scenario(args.generate) if args.generate else load_scenario(args.scenario)
+        )
     except ScenarioError as error:
         print(f"npu-dra simulate: {error}", file=sys.stderr)
         return 2
@@ -51,11 +67,23 @@ def run(args: argparse.Namespace) -> int:
                 cluster=root.cluster(),
                 plugins=plugins,
                 evaluator=root.selector_evaluator(),
+                prepare=args.prepare,
             )
         except DomainError as error:
             print(f"npu-dra simulate: {scenario.source}: {error}", file=sys.stderr)
             return 1
-        print(render(result, args.output))
+        return _print(render(result, args.output))
+
+
+def _print(text: str) -> int:
+    """Print; a reader that went away (`| head`) ends the output quietly, as for any CLI."""
+    try:
+        sys.stdout.write(text + "\n")
+        sys.stdout.flush()
+    except BrokenPipeError:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
     return 0
 
 

@@ -119,12 +119,12 @@ def test_an_unknown_allocation_mode(tmp_path: Path) -> None:
 def test_a_count_of_zero(tmp_path: Path) -> None:
     err = refused(tmp_path, NODE, CLASS, claim("count: 0"))
     assert "ResourceClaim ascend-dra/bad-claim" in err
-    assert "field spec.devices.requests[0].exactly.count: must be at least 1" in err
+    assert "field spec.devices.requests[0].exactly.count: must be greater than zero" in err
 
 
 def test_a_count_with_all(tmp_path: Path) -> None:
     err = refused(tmp_path, NODE, CLASS, claim("allocationMode: All, count: 2"))
-    assert "exactly.count: must be unset for allocationMode All" in err
+    assert "exactly.count: must not be specified when allocationMode is 'All'" in err
 
 
 def test_a_template_with_a_bad_request(tmp_path: Path) -> None:
