@@ -43,6 +43,10 @@ def _copy(value: Any) -> Any:
     return value
 
 
+def _copy_object(body: Mapping[str, Any]) -> dict[str, Any]:
+    return {k: _copy(v) for k, v in body.items()}
+
+
 class MemoryCluster:
     def __init__(self) -> None:
         self._objects: dict[Key, dict[str, Any]] = {}
@@ -68,7 +72,7 @@ class MemoryCluster:
             meta["generation"] = 1
             self._stamp(body)
             self._store(key, body)
-            return _copy(body)
+            return _copy_object(body)
 
     def update(self, obj: Mapping[str, Any]) -> dict[str, Any]:
         """Replace an object; a stale resourceVersion is a conflict, as on a real server."""
@@ -86,7 +90,7 @@ class MemoryCluster:
             self._stamp(body)
             self._store(self._key(body), body)
         self._notify(body)
-        return _copy(body)
+        return _copy_object(body)
 
     def delete(self, kind: str, name: str, namespace: str = "") -> None:
         with self._lock:

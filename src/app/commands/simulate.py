@@ -6,12 +6,16 @@ import sys
 import tempfile
 from pathlib import Path
 
+from npu_dra.adapters.hardware.fake import FakeHardware
 from npu_dra.app.container import Container, NodeContainer
+from npu_dra.app.services.inventory import InventoryCache
+from npu_dra.app.services.publisher import PoolPublisher
 from npu_dra.app.simulation.generate import generated_scenario
 from npu_dra.app.simulation.render import render
-from npu_dra.app.simulation.run import NodePlugin, simulate
+from npu_dra.app.simulation.run import NodePlugin, NodeServices, simulate
 from npu_dra.app.simulation.scenario import Scenario, ScenarioError, load_scenario
 from npu_dra.domain.errors import DomainError
+from npu_dra.domain.ids import DriverName
 
 DEFAULT_DRIVER = "npu.huawei.com"
 
@@ -90,17 +94,27 @@ def _print(text: str) -> int:
 def _plugin(
     root: Container, scenario: Scenario, index: int, *, driver: str, cdi_root: Path, scratch: Path
 ) -> NodePlugin:
+    """The node's publisher now; its full plugin container (preparer, CDI and checkpoint
+    stores) only when a pod lands there, since wiring one costs milliseconds per node."""
     name, hardware = scenario.nodes[index]
-    node = NodeContainer(cluster=root.cluster)
-    node.config.from_dict(
-        {
-            "node_name": name,
-            "driver_name": driver,
-            "device_profile": "npu",
-            "hardware": {"kind": "fake", "description": dict(hardware)},
-            "state": {"kind": "files"},
-            "cdi_root": str(cdi_root / name),
-            "plugins_dir": str(scratch / "plugins" / name),
-        }
+    probe = FakeHardware(dict(hardware), node=name)
+    publisher = PoolPublisher(
+        inventory=InventoryCache(probe), cluster=root.cluster(), driver=DriverName(driver)
     )
-    return NodePlugin(name, node.publisher(), node.preparer(), node.cdi_store())
+
+    def build() -> NodeServices:
+        node = NodeContainer(cluster=root.cluster)
+        node.config.from_dict(
+            {
+                "node_name": name,
+                "driver_name": driver,
+                "device_profile": "npu",
+                "hardware": {"kind": "fake", "description": dict(hardware)},
+                "state": {"kind": "files"},
+                "cdi_root": str(cdi_root / name),
+                "plugins_dir": str(scratch / "plugins" / name),
+            }
+        )
+        return NodeServices(node.preparer(), node.cdi_store())
+
+    return NodePlugin(name, publisher, build)

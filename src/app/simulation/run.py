@@ -4,7 +4,7 @@ order the way kube-scheduler v1.34 would (`schedule.py`); a bound pod's node plu
 prepares its claims exactly as for NodePrepareResources.
 """
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import attrs
@@ -27,13 +27,30 @@ from npu_dra.domain.scheduling.ports import SelectorEvaluator
 
 
 @attrs.frozen
+class NodeServices:
+    preparer: ClaimPreparer
+    cdi: CdiStore
+
+
+@attrs.define
 class NodePlugin:
-    """One simulated node's plugin: the same services the kubelet plugin runs."""
+    """One simulated node's plugin: the same services the kubelet plugin runs. Its preparer and
+    CDI store are built on first use, so thousands of nodes cost only their publishers."""
 
     name: NodeName
     publisher: PoolPublisher
-    preparer: ClaimPreparer
-    cdi: CdiStore
+    build: Callable[[], NodeServices]
+    _services: NodeServices | None = None
+
+    @property
+    def services(self) -> NodeServices:
+        if self._services is None:
+            self._services = self.build()
+        return self._services
+
+    @property
+    def built(self) -> bool:
+        return self._services is not None
 
 
 @attrs.frozen
@@ -83,14 +100,16 @@ def simulate(
     for pod in scenario.pods:
         result = _run_pod(pod, cluster, index, classes, matcher)
         if result.node is not None and prepare:
-            outcomes = by_node[result.node].preparer.prepare([c.ref for c in result.claims])
+            preparer = by_node[result.node].services.preparer
+            outcomes = preparer.prepare([c.ref for c in result.claims])
             result = attrs.evolve(result, outcomes=outcomes)
         results.append(result)
     specs = {
         uid: spec
         for plugin in plugins
-        for uid in sorted(plugin.cdi.claim_uids())
-        if (spec := plugin.cdi.read(uid=uid)) is not None
+        if plugin.built
+        for uid in sorted(plugin.services.cdi.claim_uids())
+        if (spec := plugin.services.cdi.read(uid=uid)) is not None
     }
     return SimulationResult(slices, tuple(results), specs)
 
