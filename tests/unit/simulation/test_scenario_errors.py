@@ -195,3 +195,52 @@ def test_a_missing_file(tmp_path: Path) -> None:
     assert out == ""
     assert str(path) in err
     assert "No such file" in err
+
+
+def test_an_unknown_field_is_refused_not_ignored(tmp_path: Path) -> None:
+    err = refused(tmp_path, NODE, CLASS, claim("cuont: 2"))
+    assert "field spec.devices.requests[0].exactly.cuont: unknown field" in err
+
+
+def test_an_unknown_pod_spec_field_is_refused(tmp_path: Path) -> None:
+    pod = "kind: Pod\nmetadata: {name: p}\nspec:\n  nodeSelectr: {zone: a}\n"
+    assert "Pod p: field spec.nodeSelectr: unknown field" in refused(tmp_path, NODE, pod)
+
+
+def test_a_match_attribute_without_a_domain_is_refused(tmp_path: Path) -> None:
+    constrained = claim("count: 2") + "    constraints:\n    - {matchAttribute: numaNode}\n"
+    err = refused(tmp_path, NODE, CLASS, constrained)
+    assert "constraints[0].matchAttribute: a fully qualified name" in err
+
+
+def test_a_constraint_naming_no_request_is_refused(tmp_path: Path) -> None:
+    constrained = (
+        claim("count: 2")
+        + "    constraints:\n    - {matchAttribute: npu.huawei.com/numaNode, requests: [gpu]}\n"
+    )
+    assert "'gpu' is not the name of a request" in refused(tmp_path, NODE, CLASS, constrained)
+
+
+def test_more_than_32_requests_are_refused(tmp_path: Path) -> None:
+    requests = "".join(
+        f"    - {{name: r{i}, exactly: {{deviceClassName: npu.huawei.com}}}}\n" for i in range(33)
+    )
+    many = (
+        "kind: ResourceClaim\nmetadata: {name: many, namespace: ns}\n"
+        f"spec:\n  devices:\n    requests:\n{requests}"
+    )
+    assert "requests: must have at most 32 items" in refused(tmp_path, NODE, CLASS, many)
+
+
+def test_admin_access_outside_a_labelled_namespace_is_forbidden(tmp_path: Path) -> None:
+    err = refused(tmp_path, NODE, CLASS, claim("adminAccess: true"))
+    assert "exactly.adminAccess: Forbidden: admin access to devices requires" in err
+
+
+def test_admin_access_in_a_labelled_namespace_is_accepted(tmp_path: Path) -> None:
+    namespace = (
+        "kind: Namespace\nmetadata:\n  name: ascend-dra\n"
+        '  labels: {resource.kubernetes.io/admin-access: "true"}\n'
+    )
+    code, _, err, _ = run_file(tmp_path, namespace, NODE, CLASS, claim("adminAccess: true"))
+    assert code == 0, err
