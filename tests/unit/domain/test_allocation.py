@@ -34,7 +34,11 @@ from npu_dra.domain.ids import (
     RequestName,
 )
 from npu_dra.domain.pool import ResourceSlice, desired_slices
-from npu_dra.domain.scheduling.allocator import AllocationError, allocate_claims
+from npu_dra.domain.scheduling.allocator import (
+    AllocationError,
+    SearchBudgetExceeded,
+    allocate_claims,
+)
 from npu_dra.domain.scheduling.matcher import Matcher
 from npu_dra.domain.scheduling.pools import DeviceKey, gather_pools
 from npu_dra.domain.scheduling.ports import SelectorEvaluator
@@ -450,3 +454,16 @@ def test_admin_access_may_not_take_a_device_twice_in_one_claim() -> None:
 def test_more_than_32_devices_in_a_claim_is_an_error() -> None:
     reason = refused(run(claim(request(count=33)), node("node-a")))
     assert "exceeds the claim limit of 32" in reason
+
+
+def test_a_search_past_its_step_budget_is_reported_not_guessed() -> None:
+    with pytest.raises(SearchBudgetExceeded, match="gave up after 3 search steps"):
+        allocate_claims(
+            [claim(request(count=4))],
+            node=NodeName("node-a"),
+            pools=gather_pools(node("node-a")),
+            classes=CLASSES,
+            allocated=set(),
+            matcher=Matcher(FakeSelectors()),
+            budget=3,
+        )

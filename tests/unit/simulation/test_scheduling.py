@@ -153,3 +153,20 @@ def test_a_closed_pipe_ends_the_output_quietly() -> None:
     assert process.wait(timeout=120) == 0, errors
     assert first.startswith(b"# Nodes and devices")
     assert "Traceback" not in errors
+
+
+def test_a_generated_cluster_fills_without_handing_a_device_out_twice() -> None:
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = main(["simulate", "--generate", "nodes=3,npus=4,pods=9", "-o", "json"])
+    assert code == 0, err.getvalue()
+    pods = json.loads(out.getvalue())["pods"]
+    held = [
+        (p["node"], d["pool"], d["device"])
+        for p in pods
+        for devices in p["claims"].values()
+        for d in devices
+    ]
+    assert all(node == pool for node, pool, _ in held)  # each node's pool is named after it
+    assert len(held) == len(set(held)) == 11  # of 12: pairs need one NUMA node, one is left
+    assert [p["status"] for p in pods].count("Bound") == 8  # the 8th pod, a pair, found none
