@@ -54,9 +54,9 @@ def schedule_pod(
     per_node = _needs_per_node_check(placement) or bool(pinned)
     reasons: Counter[str] = Counter()
     fitting: list[tuple[int, str, NodeState, tuple[Allocation, ...]]] = []
-    for key in sorted(index.classes, key=lambda k: min(index.classes[k].members)):
-        passing = _passing(index, key, placement, pinned, reasons, per_node=per_node)
-        if not passing:
+    for key in sorted(index.classes, key=index.least_loaded):
+        passing, count = _passing(index, key, placement, pinned, reasons, per_node=per_node)
+        if not count:
             continue
         representative = passing[0] if per_node else index.representative(key)
         try:
@@ -71,14 +71,14 @@ def schedule_pod(
         except AllocationError as error:
             return Decision(None, status="Error", reason=str(error))
         except SearchBudgetExceeded:
-            reasons[UNDECIDED] += len(passing)
+            reasons[UNDECIDED] += count
             continue
         if found is None:
-            reasons[NO_FIT] += len(passing)
+            reasons[NO_FIT] += count
             continue
         best = min(passing, key=lambda s: (s.load, s.node.name)) if per_node else representative
         fitting.append((best.load, best.node.name, representative, found))
-        reasons["fit"] += len(passing)
+        reasons["fit"] += count
     if not fitting:
         total = len(index.nodes)
         text = ", ".join(f"{n} {why}" for why, n in sorted(reasons.items()))
@@ -125,14 +125,17 @@ def _passing(
     reasons: Counter[str],
     *,
     per_node: bool,
-) -> list[NodeState]:
+) -> tuple[list[NodeState], int]:
+    """The nodes of a class that pass the filters: all of them (one stands for the rest) when
+    the filters cannot tell them apart, else each checked."""
     if not per_node:
         representative = index.representative(key)
         why = filter_reason(representative.node, placement)
+        members = len(index.classes[key].members)
         if why is None:
-            return [representative] * len(index.classes[key].members)
-        reasons[why] += len(index.classes[key].members)
-        return []
+            return [representative], members
+        reasons[why] += members
+        return [], 0
     passing = []
     for state in index.members(key):
         why = filter_reason(state.node, placement)
@@ -142,7 +145,7 @@ def _passing(
             passing.append(state)
         else:
             reasons[why] += 1
-    return passing
+    return passing, len(passing)
 
 
 def _moved(allocation: Allocation, source: NodeState, target: NodeState) -> Allocation:
