@@ -15,6 +15,11 @@ from npu_dra.app.simulation.run import PodResult, SimulationResult
 HEADERS = ("POD", "CLAIM", "NODE", "REQUEST", "DEVICE", "STATUS")
 DEVICE_HEADERS = ("NODE", "DEVICE", "CHIP", "NUMA", "GROUP", "MEMORY", "HEALTH", "ALLOCATED-TO")
 POD_HEADERS = ("POD", "CLAIM", "NODE", "DEVICES", "STATUS")
+LEGEND = (
+    "# Decided as kube-scheduler v1.34 with default feature gates. 'node (any of N)': N nodes\n"
+    "# fit; the scheduler picks among them by score, then at random; later pods' nodes assume the\n"
+    "# choices shown above."
+)
 
 
 def render(result: SimulationResult, output: str) -> str:
@@ -42,6 +47,8 @@ def render_text(result: SimulationResult) -> str:
             "",
             "# Pods (in creation order)",
             _table([POD_HEADERS, *_pod_table_rows(result)]),
+            "",
+            LEGEND,
         ]
     )
 
