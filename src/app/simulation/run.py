@@ -11,7 +11,6 @@ import attrs
 
 from npu_dra.adapters.cluster.memory import MemoryCluster
 from npu_dra.adapters.kube_shapes.claims import claim_from_api, device_class_from_api
-from npu_dra.adapters.kube_shapes.slices import slice_from_api
 from npu_dra.app.services.preparer import ClaimPreparer
 from npu_dra.app.services.publisher import PoolPublisher
 from npu_dra.app.simulation.index import ClusterIndex
@@ -20,6 +19,7 @@ from npu_dra.app.simulation.schedule import Decision, schedule_pod
 from npu_dra.domain.cdi import CdiSpec
 from npu_dra.domain.claims import ResourceClaim
 from npu_dra.domain.ids import ClaimUID, NodeName
+from npu_dra.domain.pool import ResourceSlice
 from npu_dra.domain.ports import CdiStore
 from npu_dra.domain.prepare import ClaimOutcome
 from npu_dra.domain.scheduling.matcher import Matcher
@@ -79,13 +79,14 @@ def simulate(
     evaluator: SelectorEvaluator,
     prepare: bool = True,
 ) -> SimulationResult:
+    published: list[ResourceSlice] = []
     for plugin in plugins:
         cluster.create({"apiVersion": "v1", "kind": "Node", "metadata": {"name": plugin.name}})
-        plugin.publisher.publish()
+        published += plugin.publisher.publish()
     for obj in (*scenario.device_classes, *scenario.claims, *scenario.templates):
         cluster.create(obj)
     slices = tuple(cluster.list("ResourceSlice"))
-    index = ClusterIndex(scenario.sched_nodes, (slice_from_api(s) for s in slices))
+    index = ClusterIndex(scenario.sched_nodes, published)
     classes = {c.name: c for c in map(device_class_from_api, scenario.device_classes)}
     index.mark_allocated(
         (r.driver, r.pool, r.device)
