@@ -60,6 +60,13 @@ class CelpySelectorEvaluator:
             raise SelectorError(expression, str(error.args[0])) from error
         return _as_bool(expression, result)
 
+    def compile_error(self, *, expression: str) -> str | None:
+        try:
+            self.runner(expression)
+        except SelectorError as error:
+            return error.reason
+        return None
+
     def runner(self, expression: str) -> celpy.Runner:
         with self._lock:
             if expression not in self._runners:

@@ -57,6 +57,13 @@ class CelSelectorEvaluator:
             raise SelectorError(expression, str(error)) from error
         return _as_bool(expression, result)
 
+    def compile_error(self, *, expression: str) -> str | None:
+        try:
+            self._compiled.get(expression) or self._compile(expression)
+        except SelectorError as error:
+            return error.reason
+        return None
+
     def _compile(self, expression: str) -> _Compiled:
         with self._lock:
             if expression not in self._compiled:

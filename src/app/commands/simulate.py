@@ -13,7 +13,12 @@ from npu_dra.app.services.publisher import PoolPublisher
 from npu_dra.app.simulation.generate import generated_scenario
 from npu_dra.app.simulation.render import render
 from npu_dra.app.simulation.run import NodePlugin, NodeServices, simulate
-from npu_dra.app.simulation.scenario import Scenario, ScenarioError, load_scenario
+from npu_dra.app.simulation.scenario import (
+    Scenario,
+    ScenarioError,
+    check_selectors,
+    load_scenario,
+)
 from npu_dra.domain.errors import DomainError
 from npu_dra.domain.ids import DriverName
 
@@ -48,16 +53,17 @@ def register(subparsers: "argparse._SubParsersAction[argparse.ArgumentParser]") 
 
 
 def run(args: argparse.Namespace) -> int:
+    root = Container()
+    root.config.from_dict({"cluster": {"kind": "memory"}})
     try:
         scenario = (
             generated_scenario(args.generate) if args.generate else load_scenario(args.scenario)
         )
+        check_selectors(scenario, root.selector_evaluator().compile_error)
     except ScenarioError as error:
         print(f"npu-dra simulate: {error}", file=sys.stderr)
         return 2
     with tempfile.TemporaryDirectory(prefix="npu-dra-sim-") as scratch:
-        root = Container()
-        root.config.from_dict({"cluster": {"kind": "memory"}})
         cdi_root = args.cdi_root or Path(scratch) / "cdi"
         plugins = [
             _plugin(

@@ -3,7 +3,7 @@ ResourceClaimTemplate, Pod) checked up front, so a mistake is reported with the 
 and the field instead of surfacing halfway through a run.
 """
 
-from collections.abc import Mapping
+from collections.abc import Callable, Iterator, Mapping
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -14,6 +14,7 @@ import yaml
 from npu_dra.adapters.hardware.errors import ProbeError
 from npu_dra.adapters.hardware.fake import FakeHardware
 from npu_dra.adapters.kube_shapes.claims import claim_from_api, device_class_from_api, spec_from_api
+from npu_dra.adapters.kube_shapes.errors import ShapeError
 from npu_dra.adapters.kube_shapes.reader import Fields, describe
 from npu_dra.app.simulation.strict import check_known_fields
 from npu_dra.domain.claims import ClaimSpec
@@ -291,3 +292,32 @@ def _term(fields: Fields) -> Term:
         if r.key != "metadata.name":
             raise fields.fail(f"matchFields[{i}].key", "only metadata.name is supported")
     return Term(tuple(requirement(r) for r in fields.items("matchExpressions")), fields_reqs)
+
+
+def check_selectors(scenario: Scenario, compile_error: Callable[..., str | None]) -> None:
+    """Every CEL selector must compile, as the API server checks on create."""
+    for doc in (*scenario.device_classes, *scenario.claims, *scenario.templates):
+        for path, expression in _expressions(doc, ""):
+            reason = compile_error(expression=expression)
+            if reason is not None:
+                error = ShapeError(
+                    describe(doc), path, f"Invalid value: compilation failed: {reason}"
+                )
+                raise ScenarioError(f"{scenario.source}: {error}")
+
+
+def _expressions(value: object, path: str) -> Iterator[tuple[str, str]]:
+    if isinstance(value, Mapping):
+        for key, item in value.items():
+            where = f"{path}.{key}" if path else str(key)
+            if (
+                key == "cel"
+                and isinstance(item, Mapping)
+                and isinstance(item.get("expression"), str)
+            ):
+                yield f"{where}.expression", item["expression"]
+            else:
+                yield from _expressions(item, where)
+    elif isinstance(value, list):
+        for i, item in enumerate(value):
+            yield from _expressions(item, f"{path}[{i}]")

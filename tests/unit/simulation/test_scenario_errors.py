@@ -244,3 +244,9 @@ def test_admin_access_in_a_labelled_namespace_is_accepted(tmp_path: Path) -> Non
     )
     code, _, err, _ = run_file(tmp_path, namespace, NODE, CLASS, claim("adminAccess: true"))
     assert code == 0, err
+
+
+def test_a_selector_that_does_not_compile_is_refused_up_front(tmp_path: Path) -> None:
+    broken = claim("selectors: [{cel: {expression: 'device.driver =='}}]")
+    err = refused(tmp_path, NODE, CLASS, broken)
+    assert "exactly.selectors[0].cel.expression: Invalid value: compilation failed" in err
