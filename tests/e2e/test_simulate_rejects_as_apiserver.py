@@ -39,8 +39,8 @@ CASES = {
         ),
         "constraints[0].matchAttribute",
     ),
-    "count-zero": (
-        _claim("requests:\n- {name: npu, exactly: {deviceClassName: c, count: 0}}\n"),
+    "count-negative": (
+        _claim("requests:\n- {name: npu, exactly: {deviceClassName: c, count: -1}}\n"),
         "exactly.count: must be greater than zero",
     ),
     "count-with-all": (

@@ -56,7 +56,9 @@ def _mode_and_count(fields: Fields) -> tuple[AllocationMode, int]:
         mode = AllocationMode(mode_text)
     except ValueError:
         raise fields.fail("allocationMode", f"{mode_text!r} is not ExactCount or All") from None
-    count = fields.get("count", int, 1 if mode is AllocationMode.EXACT_COUNT else 0)
+    count = fields.get("count", int, 0)
+    if mode is AllocationMode.EXACT_COUNT and count == 0:
+        count = 1  # the API server's default for an unset (zero) count
     if mode is AllocationMode.EXACT_COUNT and count < 1:
         raise fields.fail("count", f"must be greater than zero, got {count}")
     if mode is AllocationMode.ALL and count:

@@ -116,8 +116,14 @@ def test_an_unknown_allocation_mode(tmp_path: Path) -> None:
     assert "'Bogus' is not ExactCount or All" in err
 
 
-def test_a_count_of_zero(tmp_path: Path) -> None:
-    err = refused(tmp_path, NODE, CLASS, claim("count: 0"))
+def test_a_count_of_zero_is_defaulted_to_one_as_the_api_server_does(tmp_path: Path) -> None:
+    code, out, err, _ = run_file(tmp_path, NODE, CLASS, claim("count: 0"))
+    assert code == 0, err
+    assert json.loads(out)["resourceSlices"]
+
+
+def test_a_negative_count(tmp_path: Path) -> None:
+    err = refused(tmp_path, NODE, CLASS, claim("count: -1"))
     assert "ResourceClaim ascend-dra/bad-claim" in err
     assert "field spec.devices.requests[0].exactly.count: must be greater than zero" in err
 
