@@ -129,7 +129,8 @@ def _run_pod(
     try:
         claims = [_claim_for(pod, entry, cluster) for entry in pod.claims]
     except LookupError as missing:
-        return PodResult(pod, None, (), f"resourceclaim {missing} not found", status="Pending")
+        reason = f"resourceclaim {missing} not found: kept out of the scheduling queue (PreEnqueue)"
+        return PodResult(pod, None, (), reason, status="Pending")
     decision = schedule_pod(pod.placement, claims, index=index, classes=classes, matcher=matcher)
     if decision.node is None:
         return PodResult(
