@@ -231,6 +231,12 @@ def _pod(doc: Mapping[str, Any]) -> SimPod:
                 "resourceClaimName", "exactly one of resourceClaimName, resourceClaimTemplateName"
             )
         claims.append(PodClaim(entry.need("name", str), claim, template))
+    containers = spec.items("containers")
+    if not containers:
+        raise spec.fail("containers", "Required value")
+    for container in containers:
+        container.need("name", str)
+        container.need("image", str)
     gates = tuple(g.need("name", str) for g in spec.items("schedulingGates"))
     return SimPod(
         meta.get("namespace", str, "default"),

@@ -56,16 +56,19 @@ SCENARIO = textwrap.dedent("""\
     metadata: {name: first, namespace: team}
     spec:
       resourceClaims: [{name: npu, resourceClaimName: single}]
+      containers: [{name: app, image: busybox}]
     ---
     kind: Pod
     metadata: {name: trainer, namespace: team}
     spec:
       resourceClaims: [{name: npu, resourceClaimName: one-ring}]
+      containers: [{name: app, image: busybox}]
     ---
     kind: Pod
     metadata: {name: too-big, namespace: team}
     spec:
       resourceClaims: [{name: npu, resourceClaimName: five-in-a-ring}]
+      containers: [{name: app, image: busybox}]
     """)
 
 

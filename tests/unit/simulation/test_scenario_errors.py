@@ -156,6 +156,7 @@ def test_a_pod_naming_both_a_claim_and_a_template(tmp_path: Path) -> None:
         spec:
           resourceClaims:
           - {name: npu, resourceClaimName: a, resourceClaimTemplateName: b}
+          containers: [{name: app, image: busybox}]
         """)
     err = refused(tmp_path, NODE, CLASS, pod)
     assert "Pod ascend-dra/p: field spec.resourceClaims[0].resourceClaimName" in err
@@ -184,6 +185,7 @@ def test_a_pod_referencing_a_missing_claim_is_pending_with_the_claims_name(
         spec:
           resourceClaims:
           - {name: npu, resourceClaimName: nowhere}
+          containers: [{name: app, image: busybox}]
         """)
     code, out, err, _ = run_file(tmp_path, NODE, CLASS, pod)
     assert code == 0, err
@@ -256,3 +258,8 @@ def test_a_selector_that_does_not_compile_is_refused_up_front(tmp_path: Path) ->
     broken = claim("selectors: [{cel: {expression: 'device.driver =='}}]")
     err = refused(tmp_path, NODE, CLASS, broken)
     assert "exactly.selectors[0].cel.expression: Invalid value: compilation failed" in err
+
+
+def test_a_pod_without_containers_is_refused(tmp_path: Path) -> None:
+    pod = "kind: Pod\nmetadata: {name: p}\nspec:\n  resourceClaims: []\n"
+    assert "Pod p: field spec.containers: Required value" in refused(tmp_path, NODE, pod)

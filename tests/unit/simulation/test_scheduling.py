@@ -45,6 +45,7 @@ def pod(name: str, spec: str = "") -> str:
     return (
         f"kind: Pod\nmetadata: {{name: {name}, namespace: t}}\nspec:\n{body}"
         "  resourceClaims: [{name: npu, resourceClaimTemplateName: one}]\n"
+        "  containers: [{name: app, image: busybox}]\n"
     )
 
 
