@@ -103,9 +103,9 @@ def _plugin(
     """The node's publisher now; its full plugin container (preparer, CDI and checkpoint
     stores) only when a pod lands there, since wiring one costs milliseconds per node."""
     name, hardware = scenario.nodes[index]
-    probe = FakeHardware(dict(hardware), node=name)
+    inventory = InventoryCache(FakeHardware(dict(hardware), node=name))
     publisher = PoolPublisher(
-        inventory=InventoryCache(probe), cluster=root.cluster(), driver=DriverName(driver)
+        inventory=inventory, cluster=root.cluster(), driver=DriverName(driver)
     )
 
     def build() -> NodeServices:
@@ -123,4 +123,4 @@ def _plugin(
         )
         return NodeServices(node.preparer(), node.cdi_store())
 
-    return NodePlugin(name, publisher, build)
+    return NodePlugin(name, publisher, build, inventory)

@@ -11,6 +11,7 @@ import yaml
 
 from npu_dra.adapters.cdi.codec import encode as encode_cdi
 from npu_dra.app.simulation.run import PodResult, SimulationResult
+from npu_dra.domain.quantity import Quantity
 
 HEADERS = ("POD", "CLAIM", "NODE", "REQUEST", "DEVICE", "STATUS")
 DEVICE_HEADERS = ("NODE", "DEVICE", "CHIP", "NUMA", "GROUP", "MEMORY", "HEALTH", "ALLOCATED-TO")
@@ -42,7 +43,7 @@ def as_document(result: SimulationResult) -> dict[str, Any]:
 def render_text(result: SimulationResult) -> str:
     return "\n".join(
         [
-            "# Nodes and devices (published ResourceSlices; unhealthy NPUs are not published)",
+            "# Nodes and devices",
             _table([DEVICE_HEADERS, *_device_rows(result)]),
             "",
             "# Pods (in creation order)",
@@ -65,6 +66,30 @@ def _holders(result: SimulationResult) -> dict[tuple[str, str, str], str]:
 
 
 def _device_rows(result: SimulationResult) -> Iterator[tuple[str, ...]]:
+    """Every NPU a node has, published or not (unusable NPUs are left out of the pool)."""
+    if not result.inventories:
+        yield from _published_rows(result)
+        return
+    held = _holders(result)
+    pools = {(s["spec"]["nodeName"], s["spec"]["driver"]) for s in result.slices}
+    drivers = {node: driver for node, driver in pools}
+    for inventory in sorted(result.inventories, key=lambda i: i.node):
+        for d in inventory.devices:
+            key = (drivers.get(inventory.node, ""), inventory.node, d.name)
+            health = d.health.value if d.health.usable else f"{d.health.value} (not published)"
+            yield (
+                inventory.node,
+                d.name,
+                d.chip_name,
+                "-" if d.numa_node is None else str(d.numa_node),
+                d.topology_group or "-",
+                str(Quantity.of_bytes(d.memory_bytes)),
+                health,
+                held.get(key, "-"),
+            )
+
+
+def _published_rows(result: SimulationResult) -> Iterator[tuple[str, ...]]:
     held = _holders(result)
     for s in sorted(result.slices, key=lambda s: (s["spec"].get("nodeName", ""), _name(s))):
         spec = s["spec"]

@@ -11,6 +11,7 @@ import attrs
 
 from npu_dra.adapters.cluster.memory import MemoryCluster
 from npu_dra.adapters.kube_shapes.claims import claim_from_api, device_class_from_api
+from npu_dra.app.services.inventory import InventoryCache
 from npu_dra.app.services.preparer import ClaimPreparer
 from npu_dra.app.services.publisher import PoolPublisher
 from npu_dra.app.simulation.index import ClusterIndex
@@ -18,6 +19,7 @@ from npu_dra.app.simulation.scenario import PodClaim, Scenario, SimPod
 from npu_dra.app.simulation.schedule import Decision, schedule_pod
 from npu_dra.domain.cdi import CdiSpec
 from npu_dra.domain.claims import ResourceClaim
+from npu_dra.domain.device import NodeInventory
 from npu_dra.domain.ids import ClaimUID, NodeName
 from npu_dra.domain.pool import ResourceSlice
 from npu_dra.domain.ports import CdiStore
@@ -40,6 +42,7 @@ class NodePlugin:
     name: NodeName
     publisher: PoolPublisher
     build: Callable[[], NodeServices]
+    inventory: InventoryCache | None = None  # for the devices table: health, unpublished NPUs
     _services: NodeServices | None = None
 
     @property
@@ -69,6 +72,7 @@ class SimulationResult:
     slices: tuple[dict[str, Any], ...]
     pods: tuple[PodResult, ...]
     specs: Mapping[ClaimUID, CdiSpec]
+    inventories: tuple[NodeInventory, ...] = ()
 
 
 def simulate(
@@ -112,7 +116,8 @@ def simulate(
         for uid in sorted(plugin.services.cdi.claim_uids())
         if (spec := plugin.services.cdi.read(uid=uid)) is not None
     }
-    return SimulationResult(slices, tuple(results), specs)
+    inventories = tuple(p.inventory.current() for p in plugins if p.inventory is not None)
+    return SimulationResult(slices, tuple(results), specs, inventories)
 
 
 def _run_pod(

@@ -220,3 +220,16 @@ def test_the_driver_name_flag_names_the_published_driver() -> None:
     # The default DeviceClass selects npu.huawei.com, so nothing may be allocated.
     assert all(r["status"].startswith("Pending") for r in result["allocations"])
     assert result["cdiSpecs"] == {}
+
+
+def test_an_unhealthy_npu_is_listed_as_not_published(tmp_path: Path) -> None:
+    path = tmp_path / "sick.yaml"
+    path.write_text(
+        "kind: SimulatedNode\nmetadata: {name: n}\n"
+        "spec:\n  hardware: {chip: 910B4, count: 2, health: {1: Alarm}}\n"
+    )
+    code, out, _ = simulate("--scenario", str(path))
+    assert code == 0
+    rows = [line.split() for line in out.splitlines() if line.startswith("n ")]
+    assert [(r[1], r[6]) for r in rows] == [("npu-0", "Healthy"), ("npu-1", "Unhealthy")]
+    assert "(not published)" in out
