@@ -21,6 +21,7 @@ from npu_dra.app.simulation.scenario import (
 )
 from npu_dra.domain.errors import DomainError
 from npu_dra.domain.ids import DriverName
+from npu_dra.domain.scheduling.allocator import DEFAULT_STEP_BUDGET
 
 DEFAULT_DRIVER = "npu.huawei.com"
 
@@ -39,6 +40,14 @@ def register(subparsers: "argparse._SubParsersAction[argparse.ArgumentParser]") 
         help="a generated scenario of identical nodes and NPU pods, for scale runs",
     )
     parser.add_argument("-o", "--output", choices=("table", "yaml", "json"), default="table")
+    parser.add_argument(
+        "--search-budget",
+        type=int,
+        default=DEFAULT_STEP_BUDGET,
+        metavar="STEPS",
+        help="allocation search steps per pod and node before a pod is reported Undecided "
+        "(kube-scheduler bounds the search by time instead: 10 s per node)",
+    )
     parser.add_argument(
         "--no-prepare",
         dest="prepare",
@@ -78,6 +87,7 @@ def run(args: argparse.Namespace) -> int:
                 plugins=plugins,
                 evaluator=root.selector_evaluator(),
                 prepare=args.prepare,
+                budget=args.search_budget,
             )
         except DomainError as error:
             print(f"npu-dra simulate: {scenario.source}: {error}", file=sys.stderr)

@@ -24,6 +24,7 @@ from npu_dra.domain.ids import ClaimUID, NodeName
 from npu_dra.domain.pool import ResourceSlice
 from npu_dra.domain.ports import CdiStore
 from npu_dra.domain.prepare import ClaimOutcome
+from npu_dra.domain.scheduling.allocator import DEFAULT_STEP_BUDGET
 from npu_dra.domain.scheduling.matcher import Matcher
 from npu_dra.domain.scheduling.ports import SelectorEvaluator
 
@@ -82,6 +83,7 @@ def simulate(
     plugins: Sequence[NodePlugin],
     evaluator: SelectorEvaluator,
     prepare: bool = True,
+    budget: int = DEFAULT_STEP_BUDGET,
 ) -> SimulationResult:
     published: list[ResourceSlice] = []
     for plugin in plugins:
@@ -103,7 +105,7 @@ def simulate(
     by_node = {p.name: p for p in plugins}
     results = []
     for pod in scenario.pods:
-        result = _run_pod(pod, cluster, index, classes, matcher)
+        result = _run_pod(pod, cluster, index, classes, matcher, budget=budget)
         if result.node is not None and prepare:
             preparer = by_node[result.node].services.preparer
             outcomes = preparer.prepare([c.ref for c in result.claims])
@@ -126,6 +128,8 @@ def _run_pod(
     index: ClusterIndex,
     classes: Mapping[Any, Any],
     matcher: Matcher,
+    *,
+    budget: int,
 ) -> PodResult:
     if pod.gates:
         return PodResult(
@@ -136,7 +140,9 @@ def _run_pod(
     except LookupError as missing:
         reason = f"resourceclaim {missing} not found: kept out of the scheduling queue (PreEnqueue)"
         return PodResult(pod, None, (), reason, status="Pending")
-    decision = schedule_pod(pod.placement, claims, index=index, classes=classes, matcher=matcher)
+    decision = schedule_pod(
+        pod.placement, claims, index=index, classes=classes, matcher=matcher, budget=budget
+    )
     if decision.node is None:
         return PodResult(
             pod, None, tuple(claims), decision.reason, status=decision.status, fitting=0

@@ -18,6 +18,7 @@ from npu_dra.app.simulation.index import HOSTNAME, ClassKey, ClusterIndex, NodeS
 from npu_dra.domain.claims import Allocation, AllocationResult, DeviceClass, ResourceClaim
 from npu_dra.domain.ids import DeviceClassName, NodeName
 from npu_dra.domain.scheduling.allocator import (
+    DEFAULT_STEP_BUDGET,
     AllocationError,
     SearchBudgetExceeded,
     allocate_claims,
@@ -45,6 +46,7 @@ def schedule_pod(
     index: ClusterIndex,
     classes: Mapping[DeviceClassName, DeviceClass],
     matcher: Matcher,
+    budget: int = DEFAULT_STEP_BUDGET,
 ) -> Decision:
     missing = _missing_class(claims, classes)
     if missing:
@@ -67,6 +69,7 @@ def schedule_pod(
                 classes=classes,
                 allocated=index.allocated,
                 matcher=matcher,
+                budget=budget,
             )
         except AllocationError as error:
             return Decision(None, status="Error", reason=str(error))

@@ -171,3 +171,15 @@ def test_a_generated_cluster_fills_without_handing_a_device_out_twice() -> None:
     assert all(node == pool for node, pool, _ in held)  # each node's pool is named after it
     assert len(held) == len(set(held)) == 11  # of 12: pairs need one NUMA node, one is left
     assert [p["status"] for p in pods].count("Bound") == 8  # the 8th pod, a pair, found none
+
+
+def test_a_search_that_runs_out_of_steps_is_undecided_not_guessed(tmp_path: Path) -> None:
+    path = tmp_path / "scenario.yaml"
+    path.write_text("---\n".join([HEAD, pod("p", "nodeSelector: {zone: east}\n")]))
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = main(["simulate", "--scenario", str(path), "--search-budget", "1"])
+    assert code == 0, err.getvalue()
+    (line,) = [row for row in out.getvalue().splitlines() if row.startswith("t/p ")]
+    assert "Undecided: 0/2 nodes are available" in line
+    assert "allocation search exceeded simulate's step budget" in line
