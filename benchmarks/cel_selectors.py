@@ -17,7 +17,7 @@ from typing import Any, NamedTuple
 from npu_dra.domain.attributes import Version
 from npu_dra.domain.ids import DriverName
 from npu_dra.domain.quantity import Quantity
-from npu_dra.domain.selectors import SelectorDevice
+from npu_dra.domain.scheduling.selectors import SelectorDevice
 
 DRIVER = "npu.huawei.com"
 SELECTORS = (

@@ -41,13 +41,28 @@ class DeviceClass:
 
 
 @attrs.frozen
+class DeviceSubRequest:
+    """One alternative of a `firstAvailable` request (a prioritized list); no admin access."""
+
+    name: RequestName
+    device_class_name: DeviceClassName
+    selectors: tuple[str, ...] = ()
+    allocation_mode: AllocationMode = AllocationMode.EXACT_COUNT
+    count: int = 1
+
+
+@attrs.frozen
 class DeviceRequest:
+    """`exactly` (the fields below) or, when `first_available` is set, a prioritized list whose
+    first satisfiable alternative is allocated (then `device_class_name` is empty)."""
+
     name: RequestName
     device_class_name: DeviceClassName
     selectors: tuple[str, ...] = ()
     allocation_mode: AllocationMode = AllocationMode.EXACT_COUNT
     count: int = 1
     admin_access: bool = False
+    first_available: tuple[DeviceSubRequest, ...] = ()
 
 
 @attrs.frozen

@@ -14,7 +14,6 @@ from npu_dra.domain.device import NodeInventory
 from npu_dra.domain.ids import ClaimUID, DeviceClassName, DriverName, NodeName
 from npu_dra.domain.pool import ResourceSlice
 from npu_dra.domain.prepare import ClaimOutcome
-from npu_dra.domain.selectors import SelectorDevice
 
 
 class HardwareProbe(Protocol):
@@ -95,10 +94,4 @@ class NodeClaims(Protocol):
 
     def unprepare(self, refs: Sequence[ClaimRef]) -> Mapping[ClaimUID, str | None]:
         """An error message per claim, None where it was unprepared (or never prepared)."""
-        ...
-
-
-class SelectorEvaluator(Protocol):
-    def matches(self, *, expression: str, device: SelectorDevice) -> bool:
-        """Evaluate a CEL device selector; SelectorError if it fails or is not a bool."""
         ...

@@ -9,9 +9,9 @@ from npu_dra.adapters.cel.celpy_evaluator import CelpySelectorEvaluator
 from npu_dra.domain.attributes import Version
 from npu_dra.domain.errors import SelectorError
 from npu_dra.domain.ids import DriverName
-from npu_dra.domain.ports import SelectorEvaluator
 from npu_dra.domain.quantity import Quantity
-from npu_dra.domain.selectors import SelectorDevice
+from npu_dra.domain.scheduling.ports import SelectorEvaluator
+from npu_dra.domain.scheduling.selectors import SelectorDevice
 
 DRIVER = "npu.huawei.com"
 NPU = f'device.attributes["{DRIVER}"]'
@@ -200,3 +200,12 @@ def test_production_adapter_has_the_kubernetes_extensions() -> None:
     assert matches(evaluator, f"{NPU}.?hbmBandwidth.orValue(0) == 0")
     assert matches(evaluator, f"cel.bind(node, {NPU}.numaNode, node >= 4 && node < 8)")
     assert matches(evaluator, f'{NPU}.chipName.lowerAscii() == "910b3"')
+
+
+@pytest.mark.parametrize("expression", ['device.driver == "a" &&', "device.driver ==== 1", "(("])
+def test_a_syntax_error_is_a_compile_error(evaluator: SelectorEvaluator, expression: str) -> None:
+    assert evaluator.compile_error(expression=expression)
+
+
+def test_a_selector_that_compiles_has_no_compile_error(evaluator: SelectorEvaluator) -> None:
+    assert evaluator.compile_error(expression='device.driver == "npu.huawei.com"') is None

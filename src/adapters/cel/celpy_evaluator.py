@@ -22,7 +22,7 @@ from npu_dra.adapters.cel.semver import Semver, parse_semver
 from npu_dra.domain.attributes import Version
 from npu_dra.domain.errors import DomainError, SelectorError
 from npu_dra.domain.quantity import Quantity
-from npu_dra.domain.selectors import SelectorDevice
+from npu_dra.domain.scheduling.selectors import SelectorDevice
 
 _TYPE_NAMES = {
     celtypes.IntType: "int",
@@ -59,6 +59,13 @@ class CelpySelectorEvaluator:
         except (CELEvalError, CELUnsupportedError) as error:
             raise SelectorError(expression, str(error.args[0])) from error
         return _as_bool(expression, result)
+
+    def compile_error(self, *, expression: str) -> str | None:
+        try:
+            self.runner(expression)
+        except SelectorError as error:
+            return error.reason
+        return None
 
     def runner(self, expression: str) -> celpy.Runner:
         with self._lock:

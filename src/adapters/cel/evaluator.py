@@ -29,7 +29,7 @@ from npu_dra.adapters.cel.limits import check_size
 from npu_dra.adapters.cel.values import to_cel
 from npu_dra.domain.attributes import is_dns_subdomain
 from npu_dra.domain.errors import SelectorError
-from npu_dra.domain.selectors import SelectorDevice
+from npu_dra.domain.scheduling.selectors import SelectorDevice
 
 _STRING_LITERAL = re.compile(r""""((?:[^"\\]|\\.)*)"|'((?:[^'\\]|\\.)*)'""")
 
@@ -56,6 +56,13 @@ class CelSelectorEvaluator:
         except RuntimeError as error:
             raise SelectorError(expression, str(error)) from error
         return _as_bool(expression, result)
+
+    def compile_error(self, *, expression: str) -> str | None:
+        try:
+            self._compiled.get(expression) or self._compile(expression)
+        except SelectorError as error:
+            return error.reason
+        return None
 
     def _compile(self, expression: str) -> _Compiled:
         with self._lock:

@@ -1,7 +1,7 @@
 """ResourceClaim and DeviceClass (resource.k8s.io/v1) to and from the domain.
 
-Only `exactly` requests are understood (firstAvailable is reported as unsupported by the offline
-allocator, never silently ignored).
+Requests are `exactly` or `firstAvailable` (a prioritized list of subrequests), checked as the
+API server validates them (counts, sizes, fully qualified `matchAttribute`).
 """
 
 from collections.abc import Mapping
@@ -17,6 +17,7 @@ from npu_dra.domain.claims import (
     Constraint,
     DeviceClass,
     DeviceRequest,
+    DeviceSubRequest,
     ResourceClaim,
 )
 from npu_dra.domain.errors import DomainError
@@ -43,21 +44,55 @@ def device_class_from_api(obj: Mapping[str, Any]) -> DeviceClass:
     return DeviceClass(DeviceClassName(name), selectors_from_api(root.sub("spec")))
 
 
-def request_from_api(fields: Fields) -> DeviceRequest:
-    name = RequestName(fields.need("name", str))
-    if fields.has("firstAvailable"):
-        raise fields.fail("firstAvailable", "prioritized lists are not supported here; use exactly")
-    exact = fields.sub("exactly")
-    mode_text = exact.get("allocationMode", str, "ExactCount")
+MAX_REQUESTS = 32  # DeviceRequestsMaxSize
+MAX_CONSTRAINTS = 32  # DeviceConstraintsMaxSize
+MAX_SELECTORS = 32  # DeviceSelectorsMaxSize
+MAX_SUBREQUESTS = 8  # FirstAvailableDeviceRequestMaxSize
+
+
+def _mode_and_count(fields: Fields) -> tuple[AllocationMode, int]:
+    mode_text = fields.get("allocationMode", str, "ExactCount")
     try:
         mode = AllocationMode(mode_text)
     except ValueError:
-        raise exact.fail("allocationMode", f"{mode_text!r} is not ExactCount or All") from None
-    count = exact.get("count", int, 1 if mode is AllocationMode.EXACT_COUNT else 0)
+        raise fields.fail("allocationMode", f"{mode_text!r} is not ExactCount or All") from None
+    count = fields.get("count", int, 0)
+    if mode is AllocationMode.EXACT_COUNT and count == 0:
+        count = 1  # the API server's default for an unset (zero) count
     if mode is AllocationMode.EXACT_COUNT and count < 1:
-        raise exact.fail("count", f"must be at least 1 for ExactCount, got {count}")
+        raise fields.fail("count", f"must be greater than zero, got {count}")
     if mode is AllocationMode.ALL and count:
-        raise exact.fail("count", "must be unset for allocationMode All")
+        raise fields.fail("count", "must not be specified when allocationMode is 'All'")
+    if len(fields.get("selectors", list, [])) > MAX_SELECTORS:
+        raise fields.fail("selectors", f"must have at most {MAX_SELECTORS} items")
+    return mode, count
+
+
+def subrequest_from_api(fields: Fields) -> DeviceSubRequest:
+    mode, count = _mode_and_count(fields)
+    return DeviceSubRequest(
+        name=RequestName(fields.need("name", str)),
+        device_class_name=DeviceClassName(fields.need("deviceClassName", str)),
+        selectors=selectors_from_api(fields),
+        allocation_mode=mode,
+        count=count,
+    )
+
+
+def request_from_api(fields: Fields) -> DeviceRequest:
+    name = RequestName(fields.need("name", str))
+    if fields.has("firstAvailable"):
+        if fields.has("exactly"):
+            raise fields.fail("exactly", "exactly one of exactly, firstAvailable is required")
+        subs = tuple(subrequest_from_api(f) for f in fields.items("firstAvailable"))
+        if not subs or len(subs) > MAX_SUBREQUESTS:
+            raise fields.fail("firstAvailable", f"must have 1 to {MAX_SUBREQUESTS} items")
+        _unique(fields, "firstAvailable", [s.name for s in subs])
+        return DeviceRequest(name=name, device_class_name=DeviceClassName(""), first_available=subs)
+    if not fields.has("exactly"):
+        raise fields.fail("exactly", "exactly one of exactly, firstAvailable is required")
+    exact = fields.sub("exactly")
+    mode, count = _mode_and_count(exact)
     return DeviceRequest(
         name=name,
         device_class_name=DeviceClassName(exact.need("deviceClassName", str)),
@@ -68,18 +103,40 @@ def request_from_api(fields: Fields) -> DeviceRequest:
     )
 
 
+def _unique(fields: Fields, key: str, names: list[RequestName]) -> None:
+    for i, name in enumerate(names):
+        if name in names[:i]:
+            raise fields.fail(f"{key}[{i}].name", f"duplicate value {name!r}")
+
+
 def spec_from_api(devices: Fields) -> ClaimSpec:
     requests = tuple(request_from_api(r) for r in devices.items("requests"))
     if not requests:
         raise devices.fail("requests", "at least one request is required")
-    constraints = tuple(
-        Constraint(
-            c.need("matchAttribute", str),
-            tuple(RequestName(r) for r in c.get("requests", list, [])),
-        )
-        for c in devices.items("constraints")
-    )
+    if len(requests) > MAX_REQUESTS:
+        raise devices.fail("requests", f"must have at most {MAX_REQUESTS} items")
+    _unique(devices, "requests", [r.name for r in requests])
+    known = {r.name for r in requests} | {
+        f"{r.name}/{s.name}" for r in requests for s in r.first_available
+    }
+    constraints = tuple(_constraint(c, known) for c in devices.items("constraints"))
+    if len(constraints) > MAX_CONSTRAINTS:
+        raise devices.fail("constraints", f"must have at most {MAX_CONSTRAINTS} items")
     return ClaimSpec(requests, constraints)
+
+
+def _constraint(fields: Fields, known: set[str]) -> Constraint:
+    if fields.has("distinctAttribute"):
+        raise fields.fail("distinctAttribute", "is not served by v1.34 (DRAConsumableCapacity)")
+    attribute = fields.need("matchAttribute", str)
+    domain, _, identifier = attribute.partition("/")
+    if not identifier or not domain:
+        raise fields.fail("matchAttribute", "a fully qualified name must be domain/identifier")
+    names = fields.get("requests", list, [])
+    for i, name in enumerate(names):
+        if name not in known:
+            raise fields.fail(f"requests[{i}]", f"{name!r} is not the name of a request")
+    return Constraint(attribute, tuple(RequestName(r) for r in names))
 
 
 def allocation_from_api(fields: Fields) -> Allocation:

@@ -1,16 +1,26 @@
-"""Printing a simulation: slices as `kubectl get resourceslices -o yaml` would, an allocation
-table, and each prepared claim's CDI spec; or everything as one YAML/JSON document."""
+"""Printing a simulation. `table` (the default) is what a person reads at a glance: a nodes and
+devices table and a pods table. `yaml`/`json` keep the full objects: the ResourceSlices as the
+API serves them, every allocation row and each prepared claim's CDI spec.
+"""
 
 import json
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 import yaml
 
 from npu_dra.adapters.cdi.codec import encode as encode_cdi
 from npu_dra.app.simulation.run import PodResult, SimulationResult
+from npu_dra.domain.quantity import Quantity
 
 HEADERS = ("POD", "CLAIM", "NODE", "REQUEST", "DEVICE", "STATUS")
+DEVICE_HEADERS = ("NODE", "DEVICE", "CHIP", "NUMA", "GROUP", "MEMORY", "HEALTH", "ALLOCATED-TO")
+POD_HEADERS = ("POD", "CLAIM", "NODE", "DEVICES", "STATUS")
+LEGEND = (
+    "# Decided as kube-scheduler v1.34 with default feature gates. 'node (any of N)': N nodes\n"
+    "# fit; the scheduler picks among them by score, then at random; later pods' nodes assume the\n"
+    "# choices shown above."
+)
 
 
 def render(result: SimulationResult, output: str) -> str:
@@ -25,24 +35,133 @@ def as_document(result: SimulationResult) -> dict[str, Any]:
     return {
         "resourceSlices": list(result.slices),
         "allocations": [dict(zip(_keys(), row, strict=True)) for row in _rows(result)],
+        "pods": [_pod_document(p) for p in result.pods],
         "cdiSpecs": {uid: encode_cdi(spec) for uid, spec in result.specs.items()},
     }
 
 
 def render_text(result: SimulationResult) -> str:
-    slices = {"apiVersion": "v1", "kind": "List", "items": list(result.slices)}
-    parts = [
-        "# ResourceSlices (as `kubectl get resourceslices -o yaml`)",
-        yaml.safe_dump(slices, sort_keys=True).rstrip(),
-        "",
-        "# Allocations",
-        _table([HEADERS, *_rows(result)]),
-        "",
-        "# Prepared claims: CDI specs",
-    ]
-    for uid, spec in result.specs.items():
-        parts += [f"## claim {uid}", json.dumps(encode_cdi(spec), indent=2)]
-    return "\n".join(parts)
+    return "\n".join(
+        [
+            "# Nodes and devices",
+            _table([DEVICE_HEADERS, *_device_rows(result)]),
+            "",
+            "# Pods (in creation order)",
+            _table([POD_HEADERS, *_pod_table_rows(result)]),
+            "",
+            LEGEND,
+        ]
+    )
+
+
+def _holders(result: SimulationResult) -> dict[tuple[str, str, str], str]:
+    held: dict[tuple[str, str, str], str] = {}
+    for pod in result.pods:
+        for claim in pod.claims:
+            for r in claim.allocation.results if claim.allocation and pod.node else ():
+                who = f"{pod.pod.namespace}/{pod.pod.name}"
+                key = (r.driver, r.pool, r.device)
+                held[key] = f"{held[key]},{who}" if key in held else who
+    return held
+
+
+def _device_rows(result: SimulationResult) -> Iterator[tuple[str, ...]]:
+    """Every NPU a node has, published or not (unusable NPUs are left out of the pool)."""
+    if not result.inventories:
+        yield from _published_rows(result)
+        return
+    held = _holders(result)
+    pools = {(s["spec"]["nodeName"], s["spec"]["driver"]) for s in result.slices}
+    drivers = {node: driver for node, driver in pools}
+    for inventory in sorted(result.inventories, key=lambda i: i.node):
+        for d in inventory.devices:
+            key = (drivers.get(inventory.node, ""), inventory.node, d.name)
+            health = d.health.value if d.health.usable else f"{d.health.value} (not published)"
+            yield (
+                inventory.node,
+                d.name,
+                d.chip_name,
+                "-" if d.numa_node is None else str(d.numa_node),
+                d.topology_group or "-",
+                str(Quantity.of_bytes(d.memory_bytes)),
+                health,
+                held.get(key, "-"),
+            )
+
+
+def _published_rows(result: SimulationResult) -> Iterator[tuple[str, ...]]:
+    held = _holders(result)
+    for s in sorted(result.slices, key=lambda s: (s["spec"].get("nodeName", ""), _name(s))):
+        spec = s["spec"]
+        for device in spec.get("devices") or []:
+            attributes: Mapping[str, Any] = device.get("attributes") or {}
+            capacity: Mapping[str, Any] = device.get("capacity") or {}
+            key = (spec["driver"], spec["pool"]["name"], device["name"])
+            yield (
+                str(spec.get("nodeName", "-")),
+                device["name"],
+                _value(attributes.get("chipName")),
+                _value(attributes.get("numaNode")),
+                _value(attributes.get("topologyGroup")),
+                str((capacity.get("memCapacity") or {}).get("value", "-")),
+                "Healthy",
+                held.get(key, "-"),
+            )
+
+
+def _name(obj: Mapping[str, Any]) -> str:
+    return str(obj.get("metadata", {}).get("name", ""))
+
+
+def _value(attribute: Mapping[str, Any] | None) -> str:
+    if not attribute:
+        return "-"
+    return str(next(iter(attribute.values())))
+
+
+def _pod_table_rows(result: SimulationResult) -> Iterator[tuple[str, ...]]:
+    for pod in result.pods:
+        name = f"{pod.pod.namespace}/{pod.pod.name}"
+        node = "-" if pod.node is None else _node_text(pod)
+        claims = pod.claims or ()
+        if not claims:
+            yield (name, "-", node, "-", _status(pod))
+        for claim in claims:
+            devices = claim.allocation.results if claim.allocation and pod.node else ()
+            listed = ",".join(r.device for r in devices) or "-"
+            yield (name, claim.ref.name, node, listed, _status(pod))
+
+
+def _node_text(pod: PodResult) -> str:
+    if pod.fitting > 1:
+        return f"{pod.node} (any of {pod.fitting})"
+    return str(pod.node)
+
+
+def _status(pod: PodResult) -> str:
+    errors = [o.error for o in pod.outcomes.values() if o.error]
+    if errors:
+        return f"Error: {errors[0]}"
+    if pod.reason:
+        return f"{pod.status}: {pod.reason}"
+    return pod.status
+
+
+def _pod_document(pod: PodResult) -> dict[str, Any]:
+    return {
+        "pod": f"{pod.pod.namespace}/{pod.pod.name}",
+        "status": pod.status,
+        "node": pod.node,
+        "nodesThatFit": pod.fitting,
+        "reason": pod.reason,
+        "claims": {
+            c.ref.name: [
+                {"request": r.request, "driver": r.driver, "pool": r.pool, "device": r.device}
+                for r in (c.allocation.results if c.allocation and pod.node else ())
+            ]
+            for c in pod.claims
+        },
+    }
 
 
 def _keys() -> tuple[str, ...]:
@@ -57,22 +176,12 @@ def _rows(result: SimulationResult) -> Iterator[tuple[str, ...]]:
 def _pod_rows(pod: PodResult) -> Iterator[tuple[str, ...]]:
     name = f"{pod.pod.namespace}/{pod.pod.name}"
     if pod.node is None:
-        yield (
-            name,
-            ",".join(c.ref.name for c in pod.claims) or "-",
-            "-",
-            "-",
-            "-",
-            f"Pending: {pod.reason}",
-        )
+        claims = ",".join(c.ref.name for c in pod.claims) or "-"
+        yield (name, claims, "-", "-", "-", f"{pod.status}: {pod.reason}")
         return
     for claim in pod.claims:
         outcome = pod.outcomes.get(claim.ref.uid)
-        status = (
-            "Prepared"
-            if outcome and outcome.error is None
-            else f"Error: {outcome and outcome.error}"
-        )
+        status = "Prepared" if outcome and outcome.error is None else _status(pod)
         results = claim.allocation.results if claim.allocation else ()
         for r in results:
             yield (name, claim.ref.name, pod.node, r.request, r.device, status)

@@ -1,34 +1,60 @@
-"""Runs a scenario: every node publishes its pool, claims are created (templates become claims as
-the resourceclaim controller would do), each pod's claims are allocated on one node the way the
-scheduler would, and that node's plugin prepares them exactly as for NodePrepareResources.
+"""Runs a scenario: every node publishes its pool, claims are created (templates become claims
+as the resourceclaim controller would do), and pods are scheduled one at a time in creation
+order the way kube-scheduler v1.34 would (`schedule.py`); a bound pod's node plugin then
+prepares its claims exactly as for NodePrepareResources.
 """
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import attrs
 
 from npu_dra.adapters.cluster.memory import MemoryCluster
 from npu_dra.adapters.kube_shapes.claims import claim_from_api, device_class_from_api
+from npu_dra.app.services.inventory import InventoryCache
 from npu_dra.app.services.preparer import ClaimPreparer
 from npu_dra.app.services.publisher import PoolPublisher
+from npu_dra.app.simulation.index import ClusterIndex
 from npu_dra.app.simulation.scenario import PodClaim, Scenario, SimPod
-from npu_dra.domain.allocation import DeviceKey, Unsatisfiable, allocate
+from npu_dra.app.simulation.schedule import Decision, schedule_pod
 from npu_dra.domain.cdi import CdiSpec
-from npu_dra.domain.claims import Allocation, DeviceClass, ResourceClaim
-from npu_dra.domain.ids import ClaimUID, DeviceClassName, NodeName
-from npu_dra.domain.ports import CdiStore, SelectorEvaluator
+from npu_dra.domain.claims import ResourceClaim
+from npu_dra.domain.device import NodeInventory
+from npu_dra.domain.ids import ClaimUID, NodeName
+from npu_dra.domain.pool import ResourceSlice
+from npu_dra.domain.ports import CdiStore
 from npu_dra.domain.prepare import ClaimOutcome
+from npu_dra.domain.scheduling.allocator import DEFAULT_STEP_BUDGET
+from npu_dra.domain.scheduling.matcher import Matcher
+from npu_dra.domain.scheduling.ports import SelectorEvaluator
 
 
 @attrs.frozen
+class NodeServices:
+    preparer: ClaimPreparer
+    cdi: CdiStore
+
+
+@attrs.define
 class NodePlugin:
-    """One simulated node's plugin: the same services the kubelet plugin runs."""
+    """One simulated node's plugin: the same services the kubelet plugin runs. Its preparer and
+    CDI store are built on first use, so thousands of nodes cost only their publishers."""
 
     name: NodeName
     publisher: PoolPublisher
-    preparer: ClaimPreparer
-    cdi: CdiStore
+    build: Callable[[], NodeServices]
+    inventory: InventoryCache | None = None  # for the devices table: health, unpublished NPUs
+    _services: NodeServices | None = None
+
+    @property
+    def services(self) -> NodeServices:
+        if self._services is None:
+            self._services = self.build()
+        return self._services
+
+    @property
+    def built(self) -> bool:
+        return self._services is not None
 
 
 @attrs.frozen
@@ -38,6 +64,8 @@ class PodResult:
     claims: tuple[ResourceClaim, ...]
     reason: str | None = None
     outcomes: Mapping[ClaimUID, ClaimOutcome] = attrs.field(factory=dict)
+    status: str = "Bound"  # Bound, Pending, SchedulingGated, Error, Undecided
+    fitting: int = 0  # how many nodes fit; the scheduler picks among them by score, then at random
 
 
 @attrs.frozen
@@ -45,6 +73,7 @@ class SimulationResult:
     slices: tuple[dict[str, Any], ...]
     pods: tuple[PodResult, ...]
     specs: Mapping[ClaimUID, CdiSpec]
+    inventories: tuple[NodeInventory, ...] = ()
 
 
 def simulate(
@@ -53,45 +82,100 @@ def simulate(
     cluster: MemoryCluster,
     plugins: Sequence[NodePlugin],
     evaluator: SelectorEvaluator,
+    prepare: bool = True,
+    budget: int = DEFAULT_STEP_BUDGET,
 ) -> SimulationResult:
+    published: list[ResourceSlice] = []
     for plugin in plugins:
         cluster.create({"apiVersion": "v1", "kind": "Node", "metadata": {"name": plugin.name}})
-        plugin.publisher.publish()
+        published += plugin.publisher.publish()
     for obj in (*scenario.device_classes, *scenario.claims, *scenario.templates):
         cluster.create(obj)
+    slices = tuple(cluster.list("ResourceSlice"))
+    index = ClusterIndex(scenario.sched_nodes, published)
     classes = {c.name: c for c in map(device_class_from_api, scenario.device_classes)}
+    index.mark_allocated(
+        (r.driver, r.pool, r.device)
+        for c in map(claim_from_api, scenario.claims)
+        if c.allocation is not None
+        for r in c.allocation.results
+        if not r.admin_access
+    )
+    matcher = Matcher(evaluator)
     by_node = {p.name: p for p in plugins}
-    results = [_run_pod(pod, cluster, classes, by_node, evaluator) for pod in scenario.pods]
+    results = []
+    for pod in scenario.pods:
+        result = _run_pod(pod, cluster, index, classes, matcher, budget=budget)
+        if result.node is not None and prepare:
+            preparer = by_node[result.node].services.preparer
+            outcomes = preparer.prepare([c.ref for c in result.claims])
+            result = attrs.evolve(result, outcomes=outcomes)
+        results.append(result)
     specs = {
         uid: spec
         for plugin in plugins
-        for uid in sorted(plugin.cdi.claim_uids())
-        if (spec := plugin.cdi.read(uid=uid)) is not None
+        if plugin.built
+        for uid in sorted(plugin.services.cdi.claim_uids())
+        if (spec := plugin.services.cdi.read(uid=uid)) is not None
     }
-    return SimulationResult(tuple(cluster.list("ResourceSlice")), tuple(results), specs)
+    inventories = tuple(p.inventory.current() for p in plugins if p.inventory is not None)
+    return SimulationResult(slices, tuple(results), specs, inventories)
 
 
 def _run_pod(
     pod: SimPod,
     cluster: MemoryCluster,
-    classes: Mapping[DeviceClassName, DeviceClass],
-    plugins: Mapping[NodeName, NodePlugin],
-    evaluator: SelectorEvaluator,
+    index: ClusterIndex,
+    classes: Mapping[Any, Any],
+    matcher: Matcher,
+    *,
+    budget: int,
 ) -> PodResult:
+    if pod.gates:
+        return PodResult(
+            pod, None, (), f"gated by {', '.join(pod.gates)}", status="SchedulingGated"
+        )
     try:
         claims = [_claim_for(pod, entry, cluster) for entry in pod.claims]
     except LookupError as missing:
-        return PodResult(pod, None, (), f"claim not found: {missing}")
-    placement = _place(claims, cluster, classes, plugins, evaluator)
-    if isinstance(placement, str):
-        return PodResult(pod, None, tuple(claims), placement)
-    node, allocations = placement
-    for claim, allocation in zip(claims, allocations, strict=True):
-        if claim.allocation is None:
-            cluster.set_allocation(claim.ref, allocation)
-    outcomes = plugins[node].preparer.prepare([c.ref for c in claims])
-    allocated = tuple(claim_from_api(_stored(cluster, c)) for c in claims)
-    return PodResult(pod, node, allocated, None, outcomes)
+        reason = f"resourceclaim {missing} not found: kept out of the scheduling queue (PreEnqueue)"
+        return PodResult(pod, None, (), reason, status="Pending")
+    decision = schedule_pod(
+        pod.placement, claims, index=index, classes=classes, matcher=matcher, budget=budget
+    )
+    if decision.node is None:
+        return PodResult(
+            pod, None, tuple(claims), decision.reason, status=decision.status, fitting=0
+        )
+    return _bind(pod, claims, decision, cluster, index)
+
+
+def _bind(
+    pod: SimPod,
+    claims: list[ResourceClaim],
+    decision: Decision,
+    cluster: MemoryCluster,
+    index: ClusterIndex,
+) -> PodResult:
+    assert decision.node is not None
+    bound = []
+    taken = []
+    for claim, allocation in zip(claims, decision.allocations, strict=True):
+        if claim.allocation is not None or allocation is None:
+            bound.append(claim)
+            continue
+        cluster.set_allocation(claim.ref, allocation)
+        bound.append(attrs.evolve(claim, allocation=allocation))
+        taken += [(r.driver, r.pool, r.device) for r in allocation.results if not r.admin_access]
+    index.bind(decision.node, taken)
+    return PodResult(
+        pod,
+        NodeName(decision.node),
+        tuple(bound),
+        decision.reason,
+        status="Bound",
+        fitting=decision.fitting,
+    )
 
 
 def _claim_for(pod: SimPod, entry: PodClaim, cluster: MemoryCluster) -> ResourceClaim:
@@ -118,64 +202,3 @@ def _generated_claim(pod: SimPod, entry: PodClaim, template: Mapping[str, Any]) 
         },
         "spec": template["spec"]["spec"],
     }
-
-
-def _place(
-    claims: Sequence[ResourceClaim],
-    cluster: MemoryCluster,
-    classes: Mapping[DeviceClassName, DeviceClass],
-    plugins: Mapping[NodeName, NodePlugin],
-    evaluator: SelectorEvaluator,
-) -> tuple[NodeName, list[Allocation]] | str:
-    """The first node (by name) where every claim is already allocated or fits."""
-    reasons = []
-    for node in sorted(plugins):
-        allocations: list[Allocation] = []
-        busy = _in_use(cluster)
-        for claim in claims:
-            result = _allocation_on(
-                node, claim, busy, cluster=cluster, classes=classes, evaluator=evaluator
-            )
-            if isinstance(result, Unsatisfiable):
-                reasons.append(f"{node}: claim {claim.ref.name}: {result.reason}")
-                break
-            allocations.append(result)
-            busy |= {(r.driver, r.pool, r.device) for r in result.results if not r.admin_access}
-        else:
-            return node, allocations
-    return "; ".join(reasons) or "no nodes"
-
-
-def _allocation_on(
-    node: NodeName,
-    claim: ResourceClaim,
-    busy: frozenset[DeviceKey],
-    *,
-    cluster: MemoryCluster,
-    classes: Mapping[DeviceClassName, DeviceClass],
-    evaluator: SelectorEvaluator,
-) -> Allocation | Unsatisfiable:
-    if claim.allocation is not None:
-        ok = claim.allocation.node_name in (None, node)
-        return (
-            claim.allocation if ok else Unsatisfiable(f"allocated on {claim.allocation.node_name}")
-        )
-    slices = cluster.list_slices(node=node)
-    return allocate(claim, slices=slices, classes=classes, in_use=busy, evaluator=evaluator)
-
-
-def _in_use(cluster: MemoryCluster) -> frozenset[DeviceKey]:
-    claims = (claim_from_api(o) for o in cluster.list("ResourceClaim"))
-    return frozenset(
-        (r.driver, r.pool, r.device)
-        for c in claims
-        if c.allocation is not None
-        for r in c.allocation.results
-        if not r.admin_access
-    )
-
-
-def _stored(cluster: MemoryCluster, claim: ResourceClaim) -> dict[str, Any]:
-    found = cluster.get("ResourceClaim", claim.ref.name, claim.ref.namespace)
-    assert found is not None  # created by this run, never deleted
-    return found

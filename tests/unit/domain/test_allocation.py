@@ -5,12 +5,13 @@ about allocation, not CEL: `device.driver == "x"` and `device.attributes["d"].nu
 """
 
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
+import attrs
 import pytest
 
-from npu_dra.domain.allocation import Allocation, DeviceKey, Unsatisfiable, allocate
 from npu_dra.domain.claims import (
+    Allocation,
     AllocationMode,
     ClaimRef,
     ClaimSpec,
@@ -33,7 +34,15 @@ from npu_dra.domain.ids import (
     RequestName,
 )
 from npu_dra.domain.pool import ResourceSlice, desired_slices
-from npu_dra.domain.selectors import SelectorDevice
+from npu_dra.domain.scheduling.allocator import (
+    AllocationError,
+    SearchBudgetExceeded,
+    allocate_claims,
+)
+from npu_dra.domain.scheduling.matcher import Matcher
+from npu_dra.domain.scheduling.pools import DeviceKey, gather_pools
+from npu_dra.domain.scheduling.ports import SelectorEvaluator
+from npu_dra.domain.scheduling.selectors import SelectorDevice
 
 NPU = DriverName("npu.huawei.com")
 OTHER = DriverName("other.example.com")
@@ -65,6 +74,43 @@ class FakeSelectors:
         if found := self._NUMA.match(expression):
             return device.attributes.get(found[1], {}).get("numaNode") == int(found[2])
         raise SelectorError(expression, "the fake understands only two shapes")
+
+
+@attrs.frozen
+class Unsatisfiable:
+    reason: str
+
+
+def allocate(
+    wanted: ResourceClaim,
+    *,
+    slices: Sequence[ResourceSlice],
+    classes: Mapping[DeviceClassName, DeviceClass],
+    in_use: frozenset[DeviceKey],
+    evaluator: SelectorEvaluator,
+    others: Sequence[ResourceClaim] = (),
+) -> Allocation | Unsatisfiable:
+    """The scheduler's loop in small: nodes by name, the first that fits wins; an allocator
+    error stops the search (the scheduler fails the pod with it)."""
+    by_node: dict[str, list[ResourceSlice]] = {}
+    for s in slices:
+        by_node.setdefault(s.node_name, []).append(s)
+    matcher = Matcher(evaluator)
+    for name in sorted(by_node):
+        try:
+            found = allocate_claims(
+                [wanted, *others],
+                node=NodeName(name),
+                pools=gather_pools(by_node[name]),
+                classes=classes,
+                allocated=in_use,
+                matcher=matcher,
+            )
+        except AllocationError as error:
+            return Unsatisfiable(str(error))
+        if found is not None:
+            return found[0]
+    return Unsatisfiable("cannot allocate all claims" if by_node else "no ResourceSlices")
 
 
 def numa(node: int, domain: str = "npu.huawei.com") -> str:
@@ -173,8 +219,8 @@ def test_exact_count_takes_count_distinct_devices_from_one_node() -> None:
 
 def test_exact_count_beyond_a_node_is_unsatisfiable_with_a_reason() -> None:
     reason = refused(run(claim(request(count=9)), node("node-a")))
-    assert "needs 9" in reason
-    assert "8 free of 8 matching" in reason
+    assert "cannot allocate all claims" in reason
+    assert "cannot allocate all claims" in reason
 
 
 def test_all_takes_every_matching_device_and_nothing_else() -> None:
@@ -192,7 +238,7 @@ def test_all_without_selectors_takes_the_whole_node() -> None:
 
 def test_all_fails_on_a_node_where_any_match_is_in_use() -> None:
     wanted = claim(request(selectors=[numa(6)], mode=AllocationMode.ALL))
-    assert "1 matching device(s) in use" in refused(
+    assert "cannot allocate all claims" in refused(
         run(wanted, node("node-a"), in_use=busy("node-a", 1))
     )
     moved = granted(run(wanted, (*node("node-a"), *node("node-b")), in_use=busy("node-a", 1)))
@@ -202,7 +248,7 @@ def test_all_fails_on_a_node_where_any_match_is_in_use() -> None:
 
 def test_all_fails_when_nothing_matches() -> None:
     wanted = claim(request(selectors=[numa(9)], mode=AllocationMode.ALL))
-    assert "no device matches" in refused(run(wanted, node("node-a")))
+    assert "cannot allocate all claims" in refused(run(wanted, node("node-a")))
 
 
 def test_unhealthy_devices_are_never_offered() -> None:
@@ -213,7 +259,7 @@ def test_unhealthy_devices_are_never_offered() -> None:
 def test_a_device_in_use_is_never_given_to_another_claim() -> None:
     in_use = busy("node-a", *range(7))
     assert devices(run(claim(request()), node("node-a"), in_use=in_use)) == ["npu-7"]
-    assert "0 free of 8" in refused(
+    assert "cannot allocate all claims" in refused(
         run(claim(request()), node("node-a"), in_use=busy("node-a", *range(8)))
     )
 
@@ -228,7 +274,7 @@ def test_in_use_is_keyed_by_pool_so_the_same_name_elsewhere_is_free() -> None:
 def test_two_requests_of_one_claim_never_share_a_device() -> None:
     both = granted(run(claim(request("a", count=4), request("b", count=4)), node("node-a")))
     assert len({r.device for r in both.results}) == 8
-    assert "needs 5" in refused(
+    assert "cannot allocate all claims" in refused(
         run(claim(request("a", count=4), request("b", count=5)), node("node-a"))
     )
 
@@ -266,12 +312,12 @@ def test_match_attribute_spans_all_requests_unless_it_names_some() -> None:
 
 def test_a_match_attribute_no_group_can_satisfy_is_unsatisfiable() -> None:
     wanted = claim(request(count=5), constraints=[Constraint(TOPOLOGY)])
-    assert "needs 5" in refused(run(wanted, node("ax", rings=True)))
+    assert "cannot allocate all claims" in refused(run(wanted, node("ax", rings=True)))
 
 
 def test_a_match_attribute_no_device_has_is_unsatisfiable() -> None:
     wanted = claim(request(), constraints=[Constraint("npu.huawei.com/rack")])
-    assert "no device has the constrained attribute" in refused(run(wanted, node("node-a")))
+    assert "cannot allocate all claims" in refused(run(wanted, node("node-a")))
 
 
 def test_every_match_attribute_constraint_holds() -> None:
@@ -285,24 +331,27 @@ def test_all_with_a_match_attribute_fails_when_the_matches_differ() -> None:
     """All means every match; it may not quietly shrink to one ring to satisfy the constraint."""
     wanted = claim(request(mode=AllocationMode.ALL), constraints=[Constraint(TOPOLOGY)])
     reason = refused(run(wanted, node("ax", rings=True)))
-    assert "matching devices differ in a constrained attribute" in reason
+    assert "because a claim constraint would not be satisfied" in reason
     assert len(devices(run(wanted, node("mesh")))) == 8
 
 
 def test_a_missing_device_class_is_the_reason() -> None:
     reason = refused(run(claim(request(device_class="gpu.example.com")), node("node-a")))
-    assert reason == "device class 'gpu.example.com' does not exist"
+    assert reason == (
+        "claim ascend-dra/claim, request npu: could not retrieve device class gpu.example.com: "
+        'deviceclass.resource.k8s.io "gpu.example.com" not found'
+    )
 
 
-def test_a_selector_error_is_the_reason() -> None:
+def test_a_selector_error_is_the_reason_in_the_schedulers_words() -> None:
     broken = 'device.attributes["npu.huawei.com"].memory > 1'
     reason = refused(run(claim(request(selectors=[broken])), node("node-a")))
-    assert broken in reason
+    assert reason.startswith("claim ascend-dra/claim: selector #0: CEL runtime error: ")
     assert "the fake understands only two shapes" in reason
 
 
 def test_no_slices_is_a_reason_too() -> None:
-    assert refused(run(claim(), ())) == "no ResourceSlices published"
+    assert refused(run(claim(), ())) == "no ResourceSlices"
 
 
 def test_only_the_newest_generation_of_a_pool_counts() -> None:
@@ -321,10 +370,9 @@ def test_the_choice_is_deterministic_whatever_order_slices_arrive_in() -> None:
     assert granted(first).node_name == "node-a"
 
 
-def test_a_claim_is_refused_on_every_node_with_each_nodes_reason() -> None:
+def test_a_claim_that_fits_no_node_is_refused() -> None:
     reason = refused(run(claim(request(count=9)), (*node("node-a"), *node("node-b"))))
-    assert reason.startswith("node-a: ")
-    assert "; node-b: " in reason
+    assert reason == "cannot allocate all claims"
 
 
 @pytest.mark.parametrize("mode", list(AllocationMode))
@@ -350,3 +398,72 @@ def test_a_constraint_pinned_by_one_request_binds_the_others() -> None:
     wanted = claim(request("a", count=1), request("b", count=3), constraints=[Constraint(TOPOLOGY)])
     result = granted(run(wanted, node("ax", rings=True), in_use=busy("ax", 0)))
     assert [r.device for r in result.results] == ["npu-4", "npu-5", "npu-6", "npu-7"]
+
+
+def test_two_claims_of_a_pod_are_allocated_together_with_backtracking() -> None:
+    """The first claim takes any NPU, the second both NUMA-6 NPUs: the first would take npu-0,
+    but the scheduler backtracks across a pod's claims, so it gives way to npu-2."""
+    first = claim(request())
+    second_ref = ClaimRef(Namespace("ascend-dra"), ClaimName("second"), ClaimUID("uid-2"))
+    second = ResourceClaim(second_ref, ClaimSpec((request(selectors=[numa(6)], count=2),), ()))
+    found = allocate_claims(
+        [first, second],
+        node=NodeName("node-a"),
+        pools=gather_pools(node("node-a")),
+        classes=CLASSES,
+        allocated=set(busy("node-a", 3, 4, 5, 6, 7)),
+        matcher=Matcher(FakeSelectors()),
+    )
+    assert found is not None
+    assert [[r.device for r in a.results] for a in found] == [["npu-2"], ["npu-0", "npu-1"]]
+
+
+def test_a_cel_runtime_error_is_an_error_for_the_pod_not_a_misfit() -> None:
+    broken = 'device.attributes["npu.huawei.com"].memory > 1'
+    with pytest.raises(AllocationError, match="selector #0: CEL runtime error"):
+        allocate_claims(
+            [claim(request(selectors=[broken]))],
+            node=NodeName("node-a"),
+            pools=gather_pools(node("node-a")),
+            classes=CLASSES,
+            allocated=set(),
+            matcher=Matcher(FakeSelectors()),
+        )
+
+
+def test_first_available_takes_the_first_subrequest_that_fits() -> None:
+    from npu_dra.domain.claims import DeviceSubRequest
+
+    subs = (
+        DeviceSubRequest(RequestName("eight"), CLASS, (), AllocationMode.EXACT_COUNT, 8),
+        DeviceSubRequest(RequestName("two"), CLASS, (), AllocationMode.EXACT_COUNT, 2),
+    )
+    wanted = claim(DeviceRequest(RequestName("npu"), DeviceClassName(""), first_available=subs))
+    result = granted(run(wanted, node("node-a"), in_use=busy("node-a", 0)))
+    assert [(r.request, r.device) for r in result.results] == [
+        ("npu/two", "npu-1"),
+        ("npu/two", "npu-2"),
+    ]
+
+
+def test_admin_access_may_not_take_a_device_twice_in_one_claim() -> None:
+    wanted = claim(request("a", admin=True, count=8), request("b", admin=True))
+    assert refused(run(wanted, node("node-a"))) == "cannot allocate all claims"
+
+
+def test_more_than_32_devices_in_a_claim_is_an_error() -> None:
+    reason = refused(run(claim(request(count=33)), node("node-a")))
+    assert "exceeds the claim limit of 32" in reason
+
+
+def test_a_search_past_its_step_budget_is_reported_not_guessed() -> None:
+    with pytest.raises(SearchBudgetExceeded, match="gave up after 3 search steps"):
+        allocate_claims(
+            [claim(request(count=4))],
+            node=NodeName("node-a"),
+            pools=gather_pools(node("node-a")),
+            classes=CLASSES,
+            allocated=set(),
+            matcher=Matcher(FakeSelectors()),
+            budget=3,
+        )

@@ -116,15 +116,21 @@ def test_an_unknown_allocation_mode(tmp_path: Path) -> None:
     assert "'Bogus' is not ExactCount or All" in err
 
 
-def test_a_count_of_zero(tmp_path: Path) -> None:
-    err = refused(tmp_path, NODE, CLASS, claim("count: 0"))
+def test_a_count_of_zero_is_defaulted_to_one_as_the_api_server_does(tmp_path: Path) -> None:
+    code, out, err, _ = run_file(tmp_path, NODE, CLASS, claim("count: 0"))
+    assert code == 0, err
+    assert json.loads(out)["resourceSlices"]
+
+
+def test_a_negative_count(tmp_path: Path) -> None:
+    err = refused(tmp_path, NODE, CLASS, claim("count: -1"))
     assert "ResourceClaim ascend-dra/bad-claim" in err
-    assert "field spec.devices.requests[0].exactly.count: must be at least 1" in err
+    assert "field spec.devices.requests[0].exactly.count: must be greater than zero" in err
 
 
 def test_a_count_with_all(tmp_path: Path) -> None:
     err = refused(tmp_path, NODE, CLASS, claim("allocationMode: All, count: 2"))
-    assert "exactly.count: must be unset for allocationMode All" in err
+    assert "exactly.count: must not be specified when allocationMode is 'All'" in err
 
 
 def test_a_template_with_a_bad_request(tmp_path: Path) -> None:
@@ -150,6 +156,7 @@ def test_a_pod_naming_both_a_claim_and_a_template(tmp_path: Path) -> None:
         spec:
           resourceClaims:
           - {name: npu, resourceClaimName: a, resourceClaimTemplateName: b}
+          containers: [{name: app, image: busybox}]
         """)
     err = refused(tmp_path, NODE, CLASS, pod)
     assert "Pod ascend-dra/p: field spec.resourceClaims[0].resourceClaimName" in err
@@ -178,6 +185,7 @@ def test_a_pod_referencing_a_missing_claim_is_pending_with_the_claims_name(
         spec:
           resourceClaims:
           - {name: npu, resourceClaimName: nowhere}
+          containers: [{name: app, image: busybox}]
         """)
     code, out, err, _ = run_file(tmp_path, NODE, CLASS, pod)
     assert code == 0, err
@@ -195,3 +203,63 @@ def test_a_missing_file(tmp_path: Path) -> None:
     assert out == ""
     assert str(path) in err
     assert "No such file" in err
+
+
+def test_an_unknown_field_is_refused_not_ignored(tmp_path: Path) -> None:
+    err = refused(tmp_path, NODE, CLASS, claim("cuont: 2"))
+    assert "field spec.devices.requests[0].exactly.cuont: unknown field" in err
+
+
+def test_an_unknown_pod_spec_field_is_refused(tmp_path: Path) -> None:
+    pod = "kind: Pod\nmetadata: {name: p}\nspec:\n  nodeSelectr: {zone: a}\n"
+    assert "Pod p: field spec.nodeSelectr: unknown field" in refused(tmp_path, NODE, pod)
+
+
+def test_a_match_attribute_without_a_domain_is_refused(tmp_path: Path) -> None:
+    constrained = claim("count: 2") + "    constraints:\n    - {matchAttribute: numaNode}\n"
+    err = refused(tmp_path, NODE, CLASS, constrained)
+    assert "constraints[0].matchAttribute: a fully qualified name" in err
+
+
+def test_a_constraint_naming_no_request_is_refused(tmp_path: Path) -> None:
+    constrained = (
+        claim("count: 2")
+        + "    constraints:\n    - {matchAttribute: npu.huawei.com/numaNode, requests: [gpu]}\n"
+    )
+    assert "'gpu' is not the name of a request" in refused(tmp_path, NODE, CLASS, constrained)
+
+
+def test_more_than_32_requests_are_refused(tmp_path: Path) -> None:
+    requests = "".join(
+        f"    - {{name: r{i}, exactly: {{deviceClassName: npu.huawei.com}}}}\n" for i in range(33)
+    )
+    many = (
+        "kind: ResourceClaim\nmetadata: {name: many, namespace: ns}\n"
+        f"spec:\n  devices:\n    requests:\n{requests}"
+    )
+    assert "requests: must have at most 32 items" in refused(tmp_path, NODE, CLASS, many)
+
+
+def test_admin_access_outside_a_labelled_namespace_is_forbidden(tmp_path: Path) -> None:
+    err = refused(tmp_path, NODE, CLASS, claim("adminAccess: true"))
+    assert "exactly.adminAccess: Forbidden: admin access to devices requires" in err
+
+
+def test_admin_access_in_a_labelled_namespace_is_accepted(tmp_path: Path) -> None:
+    namespace = (
+        "kind: Namespace\nmetadata:\n  name: ascend-dra\n"
+        '  labels: {resource.kubernetes.io/admin-access: "true"}\n'
+    )
+    code, _, err, _ = run_file(tmp_path, namespace, NODE, CLASS, claim("adminAccess: true"))
+    assert code == 0, err
+
+
+def test_a_selector_that_does_not_compile_is_refused_up_front(tmp_path: Path) -> None:
+    broken = claim("selectors: [{cel: {expression: 'device.driver =='}}]")
+    err = refused(tmp_path, NODE, CLASS, broken)
+    assert "exactly.selectors[0].cel.expression: Invalid value: compilation failed" in err
+
+
+def test_a_pod_without_containers_is_refused(tmp_path: Path) -> None:
+    pod = "kind: Pod\nmetadata: {name: p}\nspec:\n  resourceClaims: []\n"
+    assert "Pod p: field spec.containers: Required value" in refused(tmp_path, NODE, pod)

@@ -176,24 +176,27 @@ def sections(text: str) -> Iterator[tuple[str, str]]:
     yield heading, "\n".join(body)
 
 
-def test_table_output_shows_slices_yaml_allocations_and_cdi_specs(
-    document: dict[str, Any],
-) -> None:
+def test_table_output_is_a_devices_table_and_a_pods_table(document: dict[str, Any]) -> None:
     code, out, _ = simulate()
     assert code == 0
     parts = dict(sections(out))
-    slices_heading = next(h for h in parts if h.startswith("# ResourceSlices"))
-    listed = yaml.safe_load(parts[slices_heading])
-    assert listed["kind"] == "List"
-    assert listed["items"] == document["resourceSlices"]
-    table = parts["# Allocations"].strip().splitlines()
-    assert table[0].split() == ["POD", "CLAIM", "NODE", "REQUEST", "DEVICE", "STATUS"]
-    assert len(table) == 1 + len(document["allocations"])
-    assert all(line.split()[-1] == "Prepared" for line in table[1:])
-    cdi = parts["# Prepared claims: CDI specs"].split("## claim ")
-    assert cdi[0].strip() == ""
-    printed = {uid: json.loads(body) for uid, _, body in (c.partition("\n") for c in cdi[1:])}
-    assert printed == document["cdiSpecs"]
+    devices_heading = next(h for h in parts if h.startswith("# Nodes and devices"))
+    devices = parts[devices_heading].strip().splitlines()
+    assert devices[0].split() == [
+        "NODE",
+        "DEVICE",
+        "CHIP",
+        "NUMA",
+        "GROUP",
+        "MEMORY",
+        "HEALTH",
+        "ALLOCATED-TO",
+    ]
+    published = sum(len(s["spec"]["devices"]) for s in document["resourceSlices"])
+    assert len(devices) == 1 + published
+    pods = parts["# Pods (in creation order)"].strip().splitlines()
+    assert pods[0].split() == ["POD", "CLAIM", "NODE", "DEVICES", "STATUS"]
+    assert [line.split()[-1] for line in pods[1:]] == ["Bound", "Bound"]
 
 
 def test_cdi_root_receives_the_specs_as_files(document: dict[str, Any], tmp_path: Path) -> None:
@@ -217,3 +220,16 @@ def test_the_driver_name_flag_names_the_published_driver() -> None:
     # The default DeviceClass selects npu.huawei.com, so nothing may be allocated.
     assert all(r["status"].startswith("Pending") for r in result["allocations"])
     assert result["cdiSpecs"] == {}
+
+
+def test_an_unhealthy_npu_is_listed_as_not_published(tmp_path: Path) -> None:
+    path = tmp_path / "sick.yaml"
+    path.write_text(
+        "kind: SimulatedNode\nmetadata: {name: n}\n"
+        "spec:\n  hardware: {chip: 910B4, count: 2, health: {1: Alarm}}\n"
+    )
+    code, out, _ = simulate("--scenario", str(path))
+    assert code == 0
+    rows = [line.split() for line in out.splitlines() if line.startswith("n ")]
+    assert [(r[1], r[6]) for r in rows] == [("npu-0", "Healthy"), ("npu-1", "Unhealthy")]
+    assert "(not published)" in out

@@ -1,0 +1,72 @@
+"""Generated scenarios for scale runs: `--generate nodes=500,npus=8,pods=2000`.
+
+Identical Atlas-style nodes (910B4, NPUs paired per NUMA node), one DeviceClass, and pods from
+two templates in turn: one NPU, and two NPUs on one NUMA node (a matchAttribute constraint).
+"""
+
+from typing import Any
+
+from npu_dra.app.simulation.scenario import Scenario, ScenarioError, scenario_from_documents
+
+DEFAULTS = {"nodes": 50, "npus": 8, "pods": 200}
+DRIVER = "npu.huawei.com"
+
+
+def parse_spec(text: str) -> dict[str, int]:
+    values = dict(DEFAULTS)
+    for part in filter(None, text.split(",")):
+        key, _, number = part.partition("=")
+        if key not in DEFAULTS or not number.isdigit() or int(number) < 1:
+            raise ScenarioError(
+                f"--generate: {part!r}: expected nodes=N, npus=N or pods=N with N >= 1"
+            )
+        values[key] = int(number)
+    return values
+
+
+def generated_scenario(text: str) -> Scenario:
+    spec = parse_spec(text)
+    return scenario_from_documents(documents(**spec), source=f"generated ({text})")
+
+
+def documents(*, nodes: int, npus: int, pods: int) -> list[dict[str, Any]]:
+    numa = [i // 2 for i in range(npus)]
+    docs: list[dict[str, Any]] = [
+        {
+            "kind": "SimulatedNode",
+            "metadata": {"name": f"node-{i:05d}"},
+            "spec": {"hardware": {"chip": "910B4", "count": npus, "numaNodes": numa}},
+        }
+        for i in range(nodes)
+    ]
+    selector = {"cel": {"expression": f'device.driver == "{DRIVER}"'}}
+    docs.append(
+        {"kind": "DeviceClass", "metadata": {"name": DRIVER}, "spec": {"selectors": [selector]}}
+    )
+    one = {"name": "npu", "exactly": {"deviceClassName": DRIVER}}
+    pair = {"name": "npu", "exactly": {"deviceClassName": DRIVER, "count": 2}}
+    same_numa = [{"matchAttribute": f"{DRIVER}/numaNode"}]
+    for name, devices in (
+        ("one-npu", {"requests": [one]}),
+        ("numa-pair", {"requests": [pair], "constraints": same_numa}),
+    ):
+        docs.append(
+            {
+                "kind": "ResourceClaimTemplate",
+                "metadata": {"name": name, "namespace": "load"},
+                "spec": {"spec": {"devices": devices}},
+            }
+        )
+    for i in range(pods):
+        template = "one-npu" if i % 2 == 0 else "numa-pair"
+        docs.append(
+            {
+                "kind": "Pod",
+                "metadata": {"name": f"pod-{i:05d}", "namespace": "load"},
+                "spec": {
+                    "resourceClaims": [{"name": "npu", "resourceClaimTemplateName": template}],
+                    "containers": [{"name": "app", "image": "busybox"}],
+                },
+            }
+        )
+    return docs

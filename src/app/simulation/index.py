@@ -1,0 +1,121 @@
+"""The cluster as the simulated scheduler sees it, indexed once and updated per binding.
+
+Nodes whose pools hold the same devices (names, attributes, capacity) with the same devices in
+use, and the same taints and labels (bar the hostname), answer every pod alike: the allocator
+runs once per such class, not once per node, and each class keeps its nodes in a heap by
+(pods bound, name) so the least-loaded member is found without a scan.
+"""
+
+import heapq
+from collections.abc import Iterable, Iterator
+
+import attrs
+
+from npu_dra.domain.pool import ResourceSlice
+from npu_dra.domain.scheduling.placement import SchedNode
+from npu_dra.domain.scheduling.pools import Candidate, DeviceKey, Pool, gather_pools
+
+HOSTNAME = "kubernetes.io/hostname"
+ClassKey = tuple[int, frozenset[int], tuple[object, ...]]
+
+
+@attrs.define
+class NodeState:
+    node: SchedNode
+    pools: tuple[Pool, ...]
+    devices: tuple[Candidate, ...]
+    position: dict[DeviceKey, int]
+    content: int
+    used: frozenset[int] = frozenset()
+    load: int = 0
+
+    @property
+    def key(self) -> ClassKey:
+        labels = tuple(sorted((k, v) for k, v in self.node.labels.items() if k != HOSTNAME))
+        return (self.content, self.used, (self.node.taints, labels))
+
+
+@attrs.define
+class NodeClass:
+    members: set[str] = attrs.Factory(set)
+    heap: list[tuple[int, str]] = attrs.Factory(list)
+
+
+class ClusterIndex:
+    def __init__(self, nodes: Iterable[SchedNode], slices: Iterable[ResourceSlice]) -> None:
+        by_node: dict[str, list[ResourceSlice]] = {}
+        for s in slices:
+            by_node.setdefault(s.node_name, []).append(s)
+        contents: dict[tuple[object, ...], int] = {}
+        self.nodes: dict[str, NodeState] = {}
+        self.classes: dict[ClassKey, NodeClass] = {}
+        self.allocated: set[DeviceKey] = set()
+        for node in sorted(nodes, key=lambda n: n.name):
+            pools = gather_pools(by_node.get(node.name, []))
+            devices = tuple(c for p in pools for c in p.devices)
+            shape = tuple(
+                (p.driver, p.incomplete, p.invalid, tuple(_shape(c) for c in p.devices))
+                for p in pools
+            )
+            content = contents.setdefault(shape, len(contents))
+            state = NodeState(
+                node, pools, devices, {c.key: i for i, c in enumerate(devices)}, content
+            )
+            self.nodes[node.name] = state
+            self._enter(state)
+
+    def _enter(self, state: NodeState) -> None:
+        found = self.classes.setdefault(state.key, NodeClass())
+        found.members.add(state.node.name)
+        heapq.heappush(found.heap, (state.load, state.node.name))
+
+    def _leave(self, state: NodeState) -> None:
+        found = self.classes[state.key]
+        found.members.discard(state.node.name)
+        if not found.members:
+            del self.classes[state.key]
+
+    def least_loaded(self, key: ClassKey) -> str:
+        """The member with the fewest pods (then the first name), skipping stale heap entries."""
+        found = self.classes[key]
+        while True:
+            load, name = found.heap[0]
+            state = self.nodes[name]
+            if name in found.members and state.load == load:
+                return name
+            heapq.heappop(found.heap)
+
+    def representative(self, key: ClassKey) -> NodeState:
+        return self.nodes[self.least_loaded(key)]
+
+    def members(self, key: ClassKey) -> Iterator[NodeState]:
+        return (self.nodes[n] for n in sorted(self.classes[key].members))
+
+    def bind(self, name: str, devices: Iterable[DeviceKey]) -> None:
+        """A pod bound to `name`, its new claims holding `devices` (admin access excluded)."""
+        state = self.nodes[name]
+        self._leave(state)
+        taken = set(devices)
+        self.allocated |= taken
+        state.used = state.used | {state.position[k] for k in taken if k in state.position}
+        state.load += 1
+        self._enter(state)
+
+    def mark_allocated(self, devices: Iterable[DeviceKey]) -> None:
+        """Devices of claims allocated before the run (a scenario's claim status)."""
+        for key in devices:
+            self.allocated.add(key)
+            for state in self.nodes.values():
+                if key in state.position:
+                    self._leave(state)
+                    state.used = state.used | {state.position[key]}
+                    self._enter(state)
+
+
+def _shape(candidate: Candidate) -> tuple[object, ...]:
+    device = candidate.device
+    return (
+        device.name,
+        tuple(sorted((k, type(v).__name__, v) for k, v in device.attributes.items())),
+        tuple(sorted((k, str(q)) for k, q in device.capacity.items())),
+    )

@@ -1,0 +1,162 @@
+"""One pod's scheduling cycle, as kube-scheduler v1.34's default profile runs it: the node
+filters (taints, node selector and affinity) first, then DRA's Filter, which allocates all of
+the pod's unallocated claims together on each remaining node. An allocator error on any node
+that reached DRA's Filter fails the whole cycle (the pod stays unschedulable with it).
+
+Among the nodes that fit, the scheduler scores (with no resource requests the default
+NodeResourcesFit scoring favours the node with the fewest pods) and breaks ties at random, so
+a pod's node is certain only when one node fits: simulate takes the least-loaded node, then the
+first by name, and reports how many fitted.
+"""
+
+from collections import Counter
+from collections.abc import Mapping, Sequence
+
+import attrs
+
+from npu_dra.app.simulation.index import HOSTNAME, ClassKey, ClusterIndex, NodeState
+from npu_dra.domain.claims import Allocation, AllocationResult, DeviceClass, ResourceClaim
+from npu_dra.domain.ids import DeviceClassName, NodeName
+from npu_dra.domain.scheduling.allocator import (
+    DEFAULT_STEP_BUDGET,
+    AllocationError,
+    SearchBudgetExceeded,
+    allocate_claims,
+)
+from npu_dra.domain.scheduling.matcher import Matcher
+from npu_dra.domain.scheduling.placement import Placement, filter_reason
+
+NO_FIT = "cannot allocate all claims"
+UNDECIDED = "allocation search exceeded simulate's step budget"
+
+
+@attrs.frozen
+class Decision:
+    node: str | None
+    allocations: tuple[Allocation | None, ...] = ()
+    status: str = "Bound"
+    reason: str | None = None
+    fitting: int = 0
+
+
+def schedule_pod(
+    placement: Placement,
+    claims: Sequence[ResourceClaim],
+    *,
+    index: ClusterIndex,
+    classes: Mapping[DeviceClassName, DeviceClass],
+    matcher: Matcher,
+    budget: int = DEFAULT_STEP_BUDGET,
+) -> Decision:
+    missing = _missing_class(claims, classes)
+    if missing:
+        return Decision(None, status="Pending", reason=missing)
+    pending = [c for c in claims if c.allocation is None]
+    pinned = {c.allocation.node_name for c in claims if c.allocation and c.allocation.node_name}
+    per_node = _needs_per_node_check(placement) or bool(pinned)
+    reasons: Counter[str] = Counter()
+    fitting: list[tuple[int, str, NodeState, tuple[Allocation, ...]]] = []
+    for key in sorted(index.classes, key=index.least_loaded):
+        passing, count = _passing(index, key, placement, pinned, reasons, per_node=per_node)
+        if not count:
+            continue
+        representative = passing[0] if per_node else index.representative(key)
+        try:
+            found = allocate_claims(
+                pending,
+                node=NodeName(representative.node.name),
+                pools=representative.pools,
+                classes=classes,
+                allocated=index.allocated,
+                matcher=matcher,
+                budget=budget,
+            )
+        except AllocationError as error:
+            return Decision(None, status="Error", reason=str(error))
+        except SearchBudgetExceeded:
+            reasons[UNDECIDED] += count
+            continue
+        if found is None:
+            reasons[NO_FIT] += count
+            continue
+        best = min(passing, key=lambda s: (s.load, s.node.name)) if per_node else representative
+        fitting.append((best.load, best.node.name, representative, found))
+        reasons["fit"] += count
+    if not fitting:
+        total = len(index.nodes)
+        text = ", ".join(f"{n} {why}" for why, n in sorted(reasons.items()))
+        status = "Undecided" if reasons[UNDECIDED] else "Pending"
+        return Decision(None, status=status, reason=f"0/{total} nodes are available: {text}")
+    _, name, representative, found = min(fitting, key=lambda f: (f[0], f[1]))
+    target = index.nodes[name]
+    moved = iter(_moved(a, representative, target) for a in found)
+    allocations = tuple(next(moved) if c.allocation is None else None for c in claims)
+    note = f"{reasons[UNDECIDED]} node(s) undecided: {UNDECIDED}" if reasons[UNDECIDED] else None
+    return Decision(name, allocations, reason=note, fitting=reasons["fit"])
+
+
+def _missing_class(
+    claims: Sequence[ResourceClaim], classes: Mapping[DeviceClassName, DeviceClass]
+) -> str | None:
+    for claim in claims:
+        if claim.allocation is not None:
+            continue
+        for request in claim.spec.requests:
+            for name, wanted in [(request.name, request.device_class_name)] + [
+                (f"{request.name}/{s.name}", s.device_class_name) for s in request.first_available
+            ]:
+                if wanted and wanted not in classes:
+                    return f"request {name}: device class {wanted} does not exist"
+    return None
+
+
+def _needs_per_node_check(placement: Placement) -> bool:
+    """Does the answer differ between nodes of one class (their names, hostname labels)?"""
+    if HOSTNAME in placement.node_selector:
+        return True
+    return any(
+        t.fields or any(r.key == HOSTNAME for r in t.expressions)
+        for t in placement.required_terms or ()
+    )
+
+
+def _passing(
+    index: ClusterIndex,
+    key: ClassKey,
+    placement: Placement,
+    pinned: set[NodeName],
+    reasons: Counter[str],
+    *,
+    per_node: bool,
+) -> tuple[list[NodeState], int]:
+    """The nodes of a class that pass the filters: all of them (one stands for the rest) when
+    the filters cannot tell them apart, else each checked."""
+    if not per_node:
+        representative = index.representative(key)
+        why = filter_reason(representative.node, placement)
+        members = len(index.classes[key].members)
+        if why is None:
+            return [representative], members
+        reasons[why] += members
+        return [], 0
+    passing = []
+    for state in index.members(key):
+        why = filter_reason(state.node, placement)
+        if why is None and pinned and state.node.name not in pinned:
+            why = "resourceclaim not available on the node"
+        if why is None:
+            passing.append(state)
+        else:
+            reasons[why] += 1
+    return passing, len(passing)
+
+
+def _moved(allocation: Allocation, source: NodeState, target: NodeState) -> Allocation:
+    """The same devices, by position, on an equivalent node."""
+    if source is target:
+        return allocation
+    results = []
+    for r in allocation.results:
+        c = target.devices[source.position[(r.driver, r.pool, r.device)]]
+        results.append(AllocationResult(r.request, c.driver, c.pool, c.device.name, r.admin_access))
+    return Allocation(tuple(results), NodeName(target.node.name))

@@ -1,0 +1,163 @@
+"""Unknown fields are errors, as for `kubectl apply` (strict field validation) against the API
+server: a typo such as `cuont: 2` must fail, not quietly allocate one device.
+
+A schema is a dict of the fields an object may hold: a nested dict for an object, a one-item
+list for a list of those, ANY where the contents are not ours to check (container specs,
+opaque parameters, status).
+"""
+
+from collections.abc import Mapping
+from typing import Any
+
+from npu_dra.adapters.kube_shapes.errors import ShapeError
+from npu_dra.adapters.kube_shapes.reader import describe
+
+ANY: dict[str, Any] = {"*": None}
+_META = dict.fromkeys(
+    [
+        "name",
+        "generateName",
+        "namespace",
+        "labels",
+        "annotations",
+        "uid",
+        "resourceVersion",
+        "generation",
+        "creationTimestamp",
+        "deletionTimestamp",
+        "deletionGracePeriodSeconds",
+        "ownerReferences",
+        "finalizers",
+        "managedFields",
+        "selfLink",
+    ],
+    ANY,
+)
+_SELECTOR = {"cel": {"expression": None}}
+_TOLERATION = dict.fromkeys(("key", "operator", "value", "effect", "tolerationSeconds"))
+_REQUEST_FIELDS = {
+    "deviceClassName": None,
+    "selectors": [_SELECTOR],
+    "allocationMode": None,
+    "count": None,
+    "tolerations": [_TOLERATION],
+    "capacity": ANY,
+}
+_CLAIM_SPEC = {
+    "devices": {
+        "requests": [
+            {
+                "name": None,
+                "exactly": {**_REQUEST_FIELDS, "adminAccess": None},
+                "firstAvailable": [{"name": None, **_REQUEST_FIELDS}],
+            }
+        ],
+        "constraints": [{"requests": None, "matchAttribute": None, "distinctAttribute": None}],
+        "config": [{"requests": None, "opaque": {"driver": None, "parameters": ANY}}],
+    }
+}
+_REQUIREMENT = {"key": None, "operator": None, "values": None}
+_TERM = {"matchExpressions": [_REQUIREMENT], "matchFields": [_REQUIREMENT]}
+_POD_SPEC_FIELDS = [
+    "activeDeadlineSeconds",
+    "automountServiceAccountToken",
+    "containers",
+    "dnsConfig",
+    "dnsPolicy",
+    "enableServiceLinks",
+    "ephemeralContainers",
+    "hostAliases",
+    "hostIPC",
+    "hostNetwork",
+    "hostPID",
+    "hostUsers",
+    "hostname",
+    "hostnameOverride",
+    "imagePullSecrets",
+    "initContainers",
+    "nodeName",
+    "os",
+    "overhead",
+    "preemptionPolicy",
+    "priority",
+    "priorityClassName",
+    "readinessGates",
+    "resources",
+    "restartPolicy",
+    "runtimeClassName",
+    "schedulerName",
+    "securityContext",
+    "serviceAccount",
+    "serviceAccountName",
+    "setHostnameAsFQDN",
+    "shareProcessNamespace",
+    "subdomain",
+    "terminationGracePeriodSeconds",
+    "topologySpreadConstraints",
+    "volumes",
+]
+_TOP = {"apiVersion": None, "kind": None, "metadata": _META}
+SCHEMAS: dict[str, dict[str, Any]] = {
+    "Namespace": {**_TOP, "spec": ANY, "status": ANY},
+    "SimulatedNode": {
+        **_TOP,
+        "spec": {
+            "hardware": ANY,
+            "taints": [{"key": None, "value": None, "effect": None, "timeAdded": None}],
+        },
+    },
+    "DeviceClass": {
+        **_TOP,
+        "spec": {
+            "selectors": [_SELECTOR],
+            "config": [{"opaque": {"driver": None, "parameters": ANY}}],
+            "extendedResourceName": None,
+        },
+    },
+    "ResourceClaim": {**_TOP, "spec": _CLAIM_SPEC, "status": ANY},
+    "ResourceClaimTemplate": {**_TOP, "spec": {"metadata": _META, "spec": _CLAIM_SPEC}},
+    "Pod": {
+        **_TOP,
+        "spec": {
+            **dict.fromkeys(_POD_SPEC_FIELDS, ANY),
+            "nodeSelector": ANY,
+            "tolerations": [_TOLERATION],
+            "schedulingGates": [{"name": None}],
+            "resourceClaims": [
+                {"name": None, "resourceClaimName": None, "resourceClaimTemplateName": None}
+            ],
+            "affinity": {
+                "nodeAffinity": {
+                    "requiredDuringSchedulingIgnoredDuringExecution": {
+                        "nodeSelectorTerms": [_TERM]
+                    },
+                    "preferredDuringSchedulingIgnoredDuringExecution": ANY,
+                },
+                "podAffinity": ANY,
+                "podAntiAffinity": ANY,
+            },
+        },
+        "status": ANY,
+    },
+}
+
+
+def check_known_fields(doc: Mapping[str, Any], kind: str) -> None:
+    _check(doc, SCHEMAS[kind], describe(doc), "")
+
+
+def _check(value: object, schema: object, obj: str, path: str) -> None:
+    if schema is None or schema is ANY or value is None:
+        return
+    if isinstance(schema, list):
+        if isinstance(value, list):
+            for i, item in enumerate(value):
+                _check(item, schema[0], obj, f"{path}[{i}]")
+        return
+    if not isinstance(schema, dict) or not isinstance(value, Mapping):
+        return  # a wrong type is reported by the typed reader, with the expected type
+    for key, item in value.items():
+        where = f"{path}.{key}" if path else str(key)
+        if key not in schema:
+            raise ShapeError(obj, where, "unknown field")
+        _check(item, schema[key], obj, where)

@@ -1,0 +1,117 @@
+"""The node filters that run before DRA's in kube-scheduler's default profile: TaintToleration
+(NoSchedule/NoExecute taints must be tolerated) and NodeAffinity (`nodeSelector` labels, then
+required node affinity: any term, each term all of its requirements). Pure functions of the
+node and the pod, as in k8s.io/component-helpers/scheduling/corev1.
+"""
+
+from collections.abc import Mapping
+
+import attrs
+
+FILTERED_EFFECTS = ("NoSchedule", "NoExecute")
+NO_AFFINITY = "node(s) didn't match Pod's node affinity/selector"
+
+
+@attrs.frozen
+class Taint:
+    key: str
+    effect: str
+    value: str = ""
+
+    def __str__(self) -> str:
+        return f"{{{self.key}: {self.value}}}"
+
+
+@attrs.frozen
+class Toleration:
+    key: str = ""
+    operator: str = "Equal"
+    value: str = ""
+    effect: str = ""
+
+    def tolerates(self, taint: Taint) -> bool:
+        if self.effect and self.effect != taint.effect:
+            return False
+        if self.key and self.key != taint.key:
+            return False
+        if self.operator == "Exists":
+            return True
+        return self.value == taint.value
+
+
+@attrs.frozen
+class Requirement:
+    key: str
+    operator: str  # In, NotIn, Exists, DoesNotExist, Gt, Lt
+    values: tuple[str, ...] = ()
+
+    def matches(self, labels: Mapping[str, str]) -> bool:
+        present = self.key in labels
+        value = labels.get(self.key, "")
+        if self.operator == "In":
+            return present and value in self.values
+        if self.operator == "NotIn":
+            return not present or value not in self.values
+        if self.operator == "Exists":
+            return present
+        if self.operator == "DoesNotExist":
+            return not present
+        return present and _compare(self.operator, value, self.values)
+
+
+def _compare(operator: str, value: str, values: tuple[str, ...]) -> bool:
+    try:
+        have, want = int(value), int(values[0])
+    except (ValueError, IndexError):
+        return False
+    return have > want if operator == "Gt" else have < want
+
+
+@attrs.frozen
+class Term:
+    expressions: tuple[Requirement, ...] = ()
+    fields: tuple[Requirement, ...] = ()  # only metadata.name
+
+    def matches(self, name: str, labels: Mapping[str, str]) -> bool:
+        if not self.expressions and not self.fields:
+            return False  # an empty term matches no node
+        return all(r.matches(labels) for r in self.expressions) and all(
+            r.matches({"metadata.name": name}) for r in self.fields
+        )
+
+
+@attrs.frozen
+class SchedNode:
+    name: str
+    labels: Mapping[str, str] = attrs.field(factory=dict)
+    taints: tuple[Taint, ...] = ()
+
+
+@attrs.frozen
+class Placement:
+    """What a pod asks of its node, before DRA."""
+
+    node_selector: Mapping[str, str] = attrs.field(factory=dict)
+    required_terms: tuple[Term, ...] | None = None  # None: no required node affinity
+    tolerations: tuple[Toleration, ...] = ()
+
+    @property
+    def unconstrained(self) -> bool:
+        return not self.node_selector and self.required_terms is None
+
+
+def filter_reason(node: SchedNode, placement: Placement) -> str | None:
+    """Why the node is filtered out (the scheduler's words), None if it passes."""
+    for taint in node.taints:
+        if taint.effect in FILTERED_EFFECTS and not any(
+            t.tolerates(taint) for t in placement.tolerations
+        ):
+            return f"node(s) had untolerated taint {taint}"
+    if placement.unconstrained:
+        return None
+    if any(node.labels.get(k) != v for k, v in placement.node_selector.items()):
+        return NO_AFFINITY
+    terms = placement.required_terms
+    if terms is not None and not any(t.matches(node.name, node.labels) for t in terms):
+        return NO_AFFINITY
+    return None

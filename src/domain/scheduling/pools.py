@@ -1,0 +1,66 @@
+"""A node's view of the published pools, gathered as kube-scheduler's allocator does
+(`GatherPools`, k8s.io/dynamic-resource-allocation/structured v0.34.3, incubating variant).
+
+Per (driver, pool) only the slices of the newest generation count; a pool is incomplete while
+it has fewer slices than `resourceSliceCount`, and invalid when a device name repeats. The
+scheduler walks pools in Go map order (random) and slices in informer order; here pools go by
+(driver, pool name) and slices by name, which matters only for nodes with several pools.
+"""
+
+from collections.abc import Iterable
+
+import attrs
+
+from npu_dra.domain.ids import DeviceName, DriverName, PoolName
+from npu_dra.domain.pool import PublishedDevice, ResourceSlice
+
+DeviceKey = tuple[DriverName, PoolName, DeviceName]
+
+
+@attrs.frozen
+class Candidate:
+    driver: DriverName
+    pool: PoolName
+    device: PublishedDevice
+    key: DeviceKey
+
+
+@attrs.frozen
+class Pool:
+    driver: DriverName
+    name: PoolName
+    devices: tuple[Candidate, ...]  # in slice order
+    incomplete: bool = False
+    invalid: str | None = None
+
+    @property
+    def label(self) -> str:
+        return f"{self.driver}/{self.name}"
+
+
+def gather_pools(slices: Iterable[ResourceSlice]) -> tuple[Pool, ...]:
+    newest: dict[tuple[DriverName, PoolName], list[ResourceSlice]] = {}
+    for s in sorted(slices, key=lambda s: s.name or ""):
+        key = (s.driver, s.pool.name)
+        kept = newest.setdefault(key, [])
+        if kept and s.pool.generation < kept[0].pool.generation:
+            continue
+        if kept and s.pool.generation > kept[0].pool.generation:
+            kept.clear()
+        kept.append(s)
+    return tuple(_pool(driver, name, kept) for (driver, name), kept in sorted(newest.items()))
+
+
+def _pool(driver: DriverName, name: PoolName, slices: list[ResourceSlice]) -> Pool:
+    devices = tuple(
+        Candidate(driver, name, d, (driver, name, d.name)) for s in slices for d in s.devices
+    )
+    seen: set[DeviceName] = set()
+    invalid = None
+    for c in devices:
+        if c.device.name in seen:
+            invalid = f"duplicate device name {c.device.name}"
+            break
+        seen.add(c.device.name)
+    incomplete = len(slices) != slices[0].pool.resource_slice_count
+    return Pool(driver, name, devices, incomplete, invalid)
