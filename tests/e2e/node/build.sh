@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# Builds containerd v2.1.5, its runc shim, ctr (and the sandbox `pause` of cmd/pause) from containerd's Go module pinned in go.mod into
-# a cache outside the repository, once, and makes sure the node's system tools are installed:
-# runc, the CNI loopback plugin, a static busybox (the test images' userland) and mmdebstrap (the
-# DaemonSet image's Debian rootfs). Later runs find everything and return at once. Prints the
+# Builds containerd v2.1.5, its runc shim and ctr from containerd's Go module pinned in go.mod (and
+# the sandbox image's `pause` from cmd/pause) into a cache outside the repository, once, and makes
+# sure the node's system tools are installed:
+# runc, the CNI plugins (ptp, host-local, loopback), iptables (which CNI plugins call), a static
+# busybox (the test images' userland) and mmdebstrap (the DaemonSet image's Debian rootfs). Later runs find everything and return at once. Prints the
 # cache directory on stdout.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -16,9 +17,9 @@ cd "$here"
 packages() {
   local missing=()
   command -v runc >/dev/null 2>&1 || missing+=(runc)
-  [ -x /usr/lib/cni/loopback ] || missing+=(containernetworking-plugins)
-  [ -x /bin/busybox ] && /bin/busybox --list 2>/dev/null | grep -qx sh && ldd /bin/busybox 2>&1 | grep -q "not a dynamic" \
-    || missing+=(busybox-static)
+  [ -x /usr/lib/cni/ptp ] || missing+=(containernetworking-plugins)
+  # A static busybox: the test images hold nothing but it (ldd fails on a static binary).
+  { [ -x /bin/busybox ] && ! ldd /bin/busybox >/dev/null 2>&1; } || missing+=(busybox-static)
   command -v mmdebstrap >/dev/null 2>&1 || missing+=(mmdebstrap)
   command -v iptables >/dev/null 2>&1 || missing+=(iptables)
   [ ${#missing[@]} -eq 0 ] && return 0
