@@ -3,8 +3,8 @@
 # the sandbox image's `pause` from cmd/pause) into a cache outside the repository, once, and makes
 # sure the node's system tools are installed:
 # runc, the CNI plugins (ptp, host-local, loopback), iptables (which CNI plugins call), a static
-# busybox (the test images' userland) and mmdebstrap (the DaemonSet image's Debian rootfs). Later runs find everything and return at once. Prints the
-# cache directory on stdout.
+# busybox (the test images' userland) and mmdebstrap (the DaemonSet image's Debian rootfs).
+# Later runs find everything and return at once. Prints the cache directory on stdout.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 version=v2.1.5
