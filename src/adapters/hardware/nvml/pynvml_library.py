@@ -13,16 +13,28 @@ import pynvml
 from npu_dra.adapters.hardware.nvml.library import GpuFacts, NvmlError, SystemFacts
 
 T = TypeVar("T")
-_BRANDS = {
-    getattr(pynvml, name): name.removeprefix("NVML_BRAND_").title()
-    for name in dir(pynvml)
-    if name.startswith("NVML_BRAND_") and name != "NVML_BRAND_COUNT"
-}
-_ARCHITECTURES = {
-    getattr(pynvml, name): name.removeprefix("NVML_DEVICE_ARCH_").title()
-    for name in dir(pynvml)
-    if name.startswith("NVML_DEVICE_ARCH_") and name != "NVML_DEVICE_ARCH_UNKNOWN"
-}
+# nvidia-smi's words for NVML's enums, so the real backend publishes what a recording of
+# `nvidia-smi -q -x` shows (<product_brand>NVIDIA</product_brand>, <product_architecture>Hopper).
+_UPPER = frozenset({"NVIDIA", "RTX", "NVS", "DLA", "NPU", "VAPPS", "VPC", "VCS", "VWS"})
+_SPELLED = {"GEFORCE": "GeForce", "ADA": "Ada Lovelace", "VGAMING": "vGaming"}
+
+
+def nvidia_smi_word(constant: str, prefix: str) -> str:
+    """NVML_BRAND_GEFORCE_RTX -> GeForce RTX, NVML_DEVICE_ARCH_ADA -> Ada Lovelace."""
+    words = constant.removeprefix(prefix).split("_")
+    return " ".join(w if w in _UPPER else _SPELLED.get(w, w.title()) for w in words)
+
+
+def _names(prefix: str, *skip: str) -> dict[int, str]:
+    return {
+        getattr(pynvml, name): nvidia_smi_word(name, prefix)
+        for name in sorted(dir(pynvml))
+        if name.startswith(prefix) and name.removeprefix(prefix) not in skip
+    }
+
+
+_BRANDS = _names("NVML_BRAND_", "COUNT", "UNKNOWN")
+_ARCHITECTURES = _names("NVML_DEVICE_ARCH_", "UNKNOWN")
 
 
 class PynvmlLibrary:
