@@ -21,7 +21,7 @@ from npu_dra.adapters.cluster.kube.connect import api_client
 from npu_dra.adapters.cluster.memory import MemoryCluster
 from npu_dra.adapters.grpc.registration import RegistrationState
 from npu_dra.adapters.hardware.ascend_host import AscendHostPaths
-from npu_dra.adapters.hardware.choose import fake_probe, nvml_probe
+from npu_dra.adapters.hardware.choose import check_backend, fake_probe, nvml_probe
 from npu_dra.adapters.hardware.npu_smi.probe import NpuSmiProbe
 from npu_dra.adapters.hardware.nvml.host import NvidiaHostPaths
 from npu_dra.app.device_plugin.flags import DevicePluginConfig
@@ -87,6 +87,13 @@ def nvidia_paths_or_none(flags_given: str | None, paths: NvidiaHostPaths) -> Nvi
     return paths if flags_given else None
 
 
+def npu_smi_probe(*, profile: str | None, **paths: Any) -> NpuSmiProbe:
+    """NpuSmiProbe, refused (ValueError naming the flags) under another vendor's profile."""
+    if profile is not None:
+        check_backend("npu-smi", profile)
+    return NpuSmiProbe(**paths)
+
+
 def or_default(value: float | None, default: float) -> float:
     return float(value) if value is not None else default
 
@@ -125,10 +132,14 @@ class NodeContainer(containers.DeclarativeContainer):
             nvidia=providers.Callable(
                 nvidia_paths_or_none, config.hardware.npu_smi_path, nvidia_host
             ),
+            profile=config.device_profile,
         ),
-        nvml=providers.Singleton(nvml_probe, node=config.node_name, host=nvidia_host),
+        nvml=providers.Singleton(
+            nvml_probe, node=config.node_name, host=nvidia_host, profile=config.device_profile
+        ),
         npu_smi=providers.Singleton(
-            NpuSmiProbe,
+            npu_smi_probe,
+            profile=config.device_profile,
             node=config.node_name,
             npu_smi=providers.Callable(
                 path_or, config.hardware.npu_smi_path, "/usr/local/bin/npu-smi"

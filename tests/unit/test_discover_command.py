@@ -151,3 +151,14 @@ def test_gpu_profile_prints_a_recorded_h100_with_our_driver_name(
     assert device["attributes"]["cudaComputeCapability"] == {"version": "9.0.0"}
     assert device["capacity"]["memory"] == {"value": "81559Mi"}
     assert report["host"]["sharedDeviceNodes"] == ["nvidia-uvm", "nvidia-uvm-tools", "nvidiactl"]
+
+
+def test_a_gpu_node_under_the_npu_profile_is_refused_naming_the_profile_to_use(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    node = tmp_path / "gpu-node.yaml"
+    node.write_text("gpu: NVIDIA A100-SXM4-80GB\ncount: 2\n")
+    assert discover("--device-profile=npu", "--hardware", f"fake:{node}") == 1
+    assert "--device-profile=gpu" in capsys.readouterr().err
+    assert discover("--device-profile=gpu", "--hardware", "npu-smi") == 1
+    assert "--device-profile=npu" in capsys.readouterr().err

@@ -17,7 +17,12 @@ from typing import Any
 
 import yaml
 
-from npu_dra.adapters.hardware.choose import HARDWARE_CHOICES, fake_probe, nvml_probe
+from npu_dra.adapters.hardware.choose import (
+    HARDWARE_CHOICES,
+    check_backend,
+    fake_probe,
+    nvml_probe,
+)
 from npu_dra.adapters.hardware.errors import ProbeError
 from npu_dra.adapters.hardware.npu_smi.probe import NpuSmiProbe
 from npu_dra.adapters.hardware.nvml.host import NvidiaHostPaths
@@ -97,12 +102,15 @@ def run(args: argparse.Namespace) -> int:
 def hardware(args: argparse.Namespace, node: NodeName) -> HardwareProbe:
     chosen = args.hardware or DEFAULT_HARDWARE[args.device_profile]
     nvidia = NvidiaHostPaths(dev_root=args.dev_root, driver_root=args.driver_root)
+    profile = args.device_profile
     if chosen.startswith("fake:"):
-        return fake_probe(Path(chosen.removeprefix("fake:")), node=node, nvidia=nvidia)
+        path = Path(chosen.removeprefix("fake:"))
+        return fake_probe(path, node=node, nvidia=nvidia, profile=profile)
     if chosen == "nvml":
-        return nvml_probe(node=node, host=nvidia)
+        return nvml_probe(node=node, host=nvidia, profile=profile)
     if chosen != "npu-smi":
         raise ValueError(f"--hardware {chosen!r}: expected {HARDWARE_CHOICES}")
+    check_backend(chosen, profile)
     return NpuSmiProbe(
         node=node,
         npu_smi=Path(args.npu_smi or os.environ.get("NPU_SMI_PATH") or DEFAULT_NPU_SMI),

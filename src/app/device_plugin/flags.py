@@ -13,6 +13,7 @@ from pathlib import Path
 import attrs
 
 from npu_dra.adapters.grpc.device_plugin.allocate import DriverMount
+from npu_dra.adapters.hardware.choose import check_backend
 from npu_dra.domain.profile import profile_named
 
 DEFAULT_PLUGIN_DIR = "/var/lib/kubelet/device-plugins"
@@ -82,6 +83,8 @@ def config_from(args: argparse.Namespace) -> DevicePluginConfig:
     if interval <= 0:
         raise ValueError(f"--health-interval must be positive, got {args.health_interval!r}")
     profile = profile_named(args.device_profile)  # ValueError naming --device-profile
+    hardware = args.hardware or DEFAULT_HARDWARE[profile.name]
+    check_backend(hardware, profile.name)
     return DevicePluginConfig(
         node_name=args.node_name,
         plugin_dir=Path(args.device_plugin_path),
@@ -91,7 +94,7 @@ def config_from(args: argparse.Namespace) -> DevicePluginConfig:
         cdi_root=Path(args.cdi_root),
         driver_name=args.driver_name or profile.default_driver,
         device_profile=args.device_profile,
-        hardware=args.hardware or DEFAULT_HARDWARE[profile.name],
+        hardware=hardware,
         npu_smi_path=Path(args.npu_smi_path),
         driver_mounts=tuple(
             DriverMount.parse(m.strip()) for m in args.driver_mounts.split(",") if m.strip()

@@ -42,7 +42,9 @@ def hardware_probe(config: DevicePluginConfig) -> HardwareProbe:
     nvidia = NvidiaHostPaths(dev_root=config.dev_root, driver_root=config.driver_root)
     if config.hardware.startswith(FAKE):
         path = Path(config.hardware.removeprefix(FAKE))
-        return fake_probe(path, node=node, ascend=host, nvidia=nvidia)
+        return fake_probe(
+            path, node=node, ascend=host, nvidia=nvidia, profile=config.device_profile
+        )
     if config.hardware == "nvml":
         return nvml_probe(node=node, host=nvidia)
     if config.hardware == "npu-smi":
