@@ -21,8 +21,9 @@ from npu_dra.adapters.cluster.kube.connect import api_client
 from npu_dra.adapters.cluster.memory import MemoryCluster
 from npu_dra.adapters.grpc.registration import RegistrationState
 from npu_dra.adapters.hardware.ascend_host import AscendHostPaths
-from npu_dra.adapters.hardware.fake import FakeHardware
+from npu_dra.adapters.hardware.choose import check_backend, fake_probe, nvml_probe
 from npu_dra.adapters.hardware.npu_smi.probe import NpuSmiProbe
+from npu_dra.adapters.hardware.nvml.host import NvidiaHostPaths
 from npu_dra.app.device_plugin.flags import DevicePluginConfig
 from npu_dra.app.device_plugin.wiring import build_runtime, hardware_probe
 from npu_dra.app.kubelet_plugin.servers import (
@@ -81,6 +82,18 @@ def host_paths(
     )
 
 
+def nvidia_paths_or_none(flags_given: str | None, paths: NvidiaHostPaths) -> NvidiaHostPaths | None:
+    """Like `host_paths`: fake GPUs look at this machine only when the plugin's flags say."""
+    return paths if flags_given else None
+
+
+def npu_smi_probe(*, profile: str | None, **paths: Any) -> NpuSmiProbe:
+    """NpuSmiProbe, refused (ValueError naming the flags) under another vendor's profile."""
+    if profile is not None:
+        check_backend("npu-smi", profile)
+    return NpuSmiProbe(**paths)
+
+
 def or_default(value: float | None, default: float) -> float:
     return float(value) if value is not None else default
 
@@ -102,18 +115,31 @@ class NodeContainer(containers.DeclarativeContainer):
         config.hardware.dcmi_dir,
         config.hardware.install_info,
     )
+    nvidia_host = providers.Callable(
+        NvidiaHostPaths,
+        dev_root=providers.Callable(path_or, config.hardware.dev_root, "/dev"),
+        driver_root=providers.Callable(path_or, config.hardware.driver_root, "/"),
+    )
     hardware = providers.Selector(
         config.hardware.kind,
         fake=providers.Singleton(
-            FakeHardware,
+            fake_probe,
             providers.Callable(
                 fake_description, config.hardware.fake_file, config.hardware.description
             ),
             node=config.node_name,
-            host=host,
+            ascend=host,
+            nvidia=providers.Callable(
+                nvidia_paths_or_none, config.hardware.npu_smi_path, nvidia_host
+            ),
+            profile=config.device_profile,
+        ),
+        nvml=providers.Singleton(
+            nvml_probe, node=config.node_name, host=nvidia_host, profile=config.device_profile
         ),
         npu_smi=providers.Singleton(
-            NpuSmiProbe,
+            npu_smi_probe,
+            profile=config.device_profile,
             node=config.node_name,
             npu_smi=providers.Callable(
                 path_or, config.hardware.npu_smi_path, "/usr/local/bin/npu-smi"

@@ -92,8 +92,9 @@ def device_edits(device: Device, *, host: HostFiles, profile: DeviceProfile) -> 
 
 
 def visible_devices_env(devices: Iterable[Device], *, profile: DeviceProfile) -> str:
-    ids = sorted({d.physical_id for d in devices})
-    return f"{profile.visible_devices_env}={','.join(map(str, ids))}"
+    """`ASCEND_VISIBLE_DEVICES=0,3` (physical ids), `NVIDIA_VISIBLE_DEVICES=GPU-...` (uuids)."""
+    ordered = sorted({d.physical_id: d for d in devices}.values(), key=lambda d: d.physical_id)
+    return f"{profile.visible_devices_env}={','.join(profile.visible_id(d) for d in ordered)}"
 
 
 def runtime_edits(
@@ -112,7 +113,12 @@ def runtime_edits(
         Mount(f.host_path, f.container_path)
         for f in sorted(host.driver_files, key=lambda f: f.container_path)
     )
-    env = tuple(e for m in mounts for e in profile.env_with_mount.get(m.container_path, ()))
+    env = tuple(
+        e
+        for under, values in profile.env_with_mount.items()
+        if any(_under(m.container_path, under) for m in mounts)
+        for e in values
+    )
     return ContainerEdits(env=env, device_nodes=tuple(nodes.values()), mounts=mounts)
 
 
@@ -154,6 +160,10 @@ def _shared_node(rule: SharedNode, host: HostFiles, families: list[str]) -> Devi
             f"and {'/'.join(families)} containers need it"
         )
     return None
+
+
+def _under(path: str, directory: str) -> bool:
+    return path == directory or path.startswith(directory.rstrip("/") + "/")
 
 
 def _node(name: str, dev_root: str, *, host_name: str | None = None) -> DeviceNode:

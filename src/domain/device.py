@@ -6,13 +6,13 @@ from collections.abc import Iterable
 
 import attrs
 
-from npu_dra.domain.attributes import is_dns_label
+from npu_dra.domain.attributes import AttributeValue, is_dns_label
 from npu_dra.domain.errors import InventoryError
 from npu_dra.domain.ids import DeviceName, NodeName
 
 
 class Health(enum.Enum):
-    """npu-smi's health words, reduced to what scheduling needs."""
+    """The hardware's health, reduced to what scheduling needs."""
 
     HEALTHY = "Healthy"
     DEGRADED = "Degraded"  # minor alarm ("Warning"): still usable, worth a log line
@@ -26,7 +26,9 @@ class Health(enum.Enum):
 
 @attrs.frozen
 class Device:
-    """One schedulable chip (an NPU die). Names are stable across probes and restarts."""
+    """One schedulable accelerator (an NPU die, a GPU). Names are stable across probes and
+    restarts. `physical_id` is the N of the device's node (/dev/davinciN, /dev/nvidiaN);
+    `logic_id` the vendor tool's index; card/chip ids place dies on multi-die cards."""
 
     name: DeviceName = attrs.field()
     physical_id: int
@@ -40,15 +42,16 @@ class Device:
     topology_group: str | None = None
     pci_bus_id: str | None = None
     aicore_count: int | None = None
+    profile: str = "npu"  # the DeviceProfile that names, publishes and injects it
+    uuid: str | None = None
+    # Vendor facts the profile publishes as attributes (driver version, compute capability...),
+    # by attribute name; a tuple so a Device stays hashable.
+    properties: tuple[tuple[str, AttributeValue], ...] = ()
 
     @name.validator
     def _check_name(self, _: "attrs.Attribute[DeviceName]", value: str) -> None:
         if not is_dns_label(value):
             raise InventoryError(f"device name {value!r} is not a DNS label")
-
-    @property
-    def device_node(self) -> str:
-        return f"/dev/davinci{self.physical_id}"
 
 
 @attrs.frozen

@@ -1,8 +1,8 @@
 """What a node publishes: its devices as ResourceSlice content, split into slices of <=128.
 
-The attribute names follow the seed's `kubectl get resourceslices -o yaml` (chipName, numaNode,
-physicalId, topologyGroup; capacity memCapacity). Unusable devices are left out of the pool so
-the scheduler can never hand them out.
+Each device's profile says which attributes and capacities it publishes (Ascend: the seed's
+chipName, numaNode, physicalId, topologyGroup and memCapacity). Unusable devices are left out of
+the pool so the scheduler can never hand them out.
 """
 
 from collections.abc import Mapping, Sequence
@@ -16,10 +16,11 @@ from npu_dra.domain.attributes import (
 )
 from npu_dra.domain.device import Device, NodeInventory
 from npu_dra.domain.ids import DeviceName, DriverName, NodeName, PoolName
+from npu_dra.domain.profile import PCI_BUS_ID, profile_named
 from npu_dra.domain.quantity import Quantity
 
 MAX_DEVICES_PER_SLICE = 128
-PCI_BUS_ID = "resource.kubernetes.io/pciBusID"
+__all__ = ["PCI_BUS_ID", "PoolRef", "PublishedDevice", "ResourceSlice", "desired_slices"]
 
 
 @attrs.frozen
@@ -48,25 +49,12 @@ class ResourceSlice:
 
 
 def published_device(device: Device) -> PublishedDevice:
-    attributes: dict[str, AttributeValue] = {
-        "chipName": device.chip_name,
-        "physicalId": device.physical_id,
-        "logicId": device.logic_id,
-        "cardId": device.card_id,
-        "chipId": device.chip_id,
-    }
-    if device.numa_node is not None:
-        attributes["numaNode"] = device.numa_node
-    if device.topology_group is not None:
-        attributes["topologyGroup"] = device.topology_group
-    if device.pci_bus_id is not None:
-        attributes[PCI_BUS_ID] = device.pci_bus_id.lower()
-    capacity = {"memCapacity": Quantity.of_bytes(device.memory_bytes)}
-    if device.aicore_count is not None:
-        capacity["aiCores"] = Quantity.of_bytes(device.aicore_count)
+    """The device as its profile publishes it; every name and value checked."""
+    profile = profile_named(device.profile)
+    attributes = profile.attributes(device)
     for key, value in attributes.items():
         check_attribute_value(check_qualified_name(key), value)
-    return PublishedDevice(device.name, attributes, capacity)
+    return PublishedDevice(device.name, attributes, profile.capacity(device))
 
 
 def pool_devices(inventory: NodeInventory) -> tuple[PublishedDevice, ...]:

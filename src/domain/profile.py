@@ -1,14 +1,22 @@
-"""Device profiles: what differs between accelerator families behind the same ports.
+"""Device profiles: what differs between vendors behind the same ports (`--device-profile`).
 
-A profile names the CDI class, each device's node, the shared device nodes containers need (per
-chip family, with the ones a node cannot work without), the env var that tells the vendor
-runtime which devices it sees, env that goes with mounted driver files, and the classic
-resource prefix. New families add a profile, not new code paths.
+A profile owns its driver-name default, how devices are named, the attributes and capacities
+they publish, each device's node and the shared device nodes containers need (per chip family,
+with the ones a node cannot work without), the env var that tells the vendor runtime which
+devices it sees, env that goes with mounted driver files, and the classic resource prefix. The
+rest of the domain reads devices only through a profile, so a new vendor adds a profile (and a
+hardware adapter), not new code paths.
 """
 
 from collections.abc import Callable, Mapping
 
 import attrs
+
+from npu_dra.domain.attributes import AttributeValue
+from npu_dra.domain.device import Device
+from npu_dra.domain.quantity import Quantity
+
+PCI_BUS_ID = "resource.kubernetes.io/pciBusID"  # the standard attribute, any vendor
 
 
 @attrs.frozen
@@ -36,16 +44,64 @@ class SharedNode:
 @attrs.frozen
 class DeviceProfile:
     name: str
+    default_driver: str  # the DRA driver name when --driver-name is not given
     cdi_class: str
     visible_devices_env: str
     resource_prefix: str  # classic device plugin: "<prefix>/<family>"
     node_prefix: str  # a device's node is /dev/<node_prefix><physical id>
     family_of: Callable[[str], str]  # chip name -> family (classic resource, node rules)
+    device_name: Callable[[Device], str]  # the stable name a backend must give a device
+    attributes: Callable[[Device], dict[str, AttributeValue]]
+    capacity: Callable[[Device], dict[str, Quantity]]
+    memory_capacity: str  # which capacity holds the device memory
+    visible_id: Callable[[Device], str]  # one entry of visible_devices_env
     shared_nodes: tuple[SharedNode, ...] = ()
     env_with_mount: Mapping[str, tuple[str, ...]] = attrs.field(factory=dict)
 
     def device_node_name(self, physical_id: int) -> str:
         return f"{self.node_prefix}{physical_id}"
+
+
+def _common_attributes(device: Device) -> dict[str, AttributeValue]:
+    attributes: dict[str, AttributeValue] = {}
+    if device.numa_node is not None:
+        attributes["numaNode"] = device.numa_node
+    if device.topology_group is not None:
+        attributes["topologyGroup"] = device.topology_group
+    if device.pci_bus_id is not None:
+        attributes[PCI_BUS_ID] = device.pci_bus_id.lower()
+    return attributes | dict(device.properties)
+
+
+def _ascend_attributes(device: Device) -> dict[str, AttributeValue]:
+    """The seed's names (`kubectl get resourceslices -o yaml`): chipName, physicalId, ..."""
+    attributes: dict[str, AttributeValue] = {
+        "chipName": device.chip_name,
+        "physicalId": device.physical_id,
+        "logicId": device.logic_id,
+        "cardId": device.card_id,
+        "chipId": device.chip_id,
+    }
+    return attributes | _common_attributes(device)
+
+
+def _ascend_capacity(device: Device) -> dict[str, Quantity]:
+    capacity = {"memCapacity": Quantity.of_bytes(device.memory_bytes)}
+    if device.aicore_count is not None:
+        capacity["aiCores"] = Quantity.of_bytes(device.aicore_count)
+    return capacity
+
+
+def _gpu_attributes(device: Device) -> dict[str, AttributeValue]:
+    """NVIDIA's own DRA driver's names where it has them (index, minor, uuid, productName...)."""
+    attributes: dict[str, AttributeValue] = {
+        "index": device.logic_id,
+        "minor": device.physical_id,
+        "productName": device.chip_name,
+    }
+    if device.uuid is not None:
+        attributes["uuid"] = device.uuid
+    return attributes | _common_attributes(device)
 
 
 def chip_family(chip_name: str) -> str:
@@ -59,16 +115,23 @@ def chip_family(chip_name: str) -> str:
 _310B = frozenset({"Ascend310B"})
 _950 = frozenset({"Ascend950"})
 ASCEND_DRIVER_LIB64 = "/usr/local/Ascend/driver/lib64"
+NVIDIA_LIB_DIR = "/usr/local/nvidia/lib64"  # where the GPU profile mounts the driver libraries
 
 # ascend-facts B.1: davinci_manager always (fatal without); devmm_svm and hisi_hdc on all but
 # 310B (950 keeps only hisi_hdc); dvpp_cmdlist where present (not on 950).
 ASCEND_NPU = DeviceProfile(
     name="npu",
+    default_driver="npu.huawei.com",
     cdi_class="npu",
     visible_devices_env="ASCEND_VISIBLE_DEVICES",
     resource_prefix="huawei.com",
     node_prefix="davinci",
     family_of=chip_family,
+    device_name=lambda d: f"npu-{d.physical_id}",
+    attributes=_ascend_attributes,
+    capacity=_ascend_capacity,
+    memory_capacity="memCapacity",
+    visible_id=lambda d: str(d.physical_id),
     shared_nodes=(
         SharedNode(
             "davinci_manager", ("davinci_manager_docker", "davinci_manager"), _310B, required=True
@@ -86,7 +149,36 @@ ASCEND_NPU = DeviceProfile(
     },
 )
 
-PROFILES: dict[str, DeviceProfile] = {p.name: p for p in (ASCEND_NPU,)}
+# `gpu.nvidia.com` is NVIDIA's own DRA driver: two drivers of one name on a node would share a
+# kubelet registration, a plugin directory and ResourceSlice pools, and fight over them. Ours is
+# named under the project's own domain, so both can run side by side (on different GPUs).
+GPU_DRIVER = "gpu.npu-dra.io"
+
+# NVIDIA GPUs: /dev/nvidia<minor> each; nvidiactl always; the UVM nodes (CUDA's unified memory)
+# and modeset where present. Libraries go to one directory put on LD_LIBRARY_PATH.
+NVIDIA_GPU = DeviceProfile(
+    name="gpu",
+    default_driver=GPU_DRIVER,
+    cdi_class="gpu",
+    visible_devices_env="NVIDIA_VISIBLE_DEVICES",
+    resource_prefix="nvidia.com",
+    node_prefix="nvidia",
+    family_of=lambda _: "gpu",
+    device_name=lambda d: f"gpu-{d.logic_id}",
+    attributes=_gpu_attributes,
+    capacity=lambda d: {"memory": Quantity.of_bytes(d.memory_bytes)},
+    memory_capacity="memory",
+    visible_id=lambda d: d.uuid or str(d.logic_id),
+    shared_nodes=(
+        SharedNode("nvidiactl", required=True),
+        SharedNode("nvidia-uvm"),
+        SharedNode("nvidia-uvm-tools"),
+        SharedNode("nvidia-modeset"),
+    ),
+    env_with_mount={NVIDIA_LIB_DIR: (f"LD_LIBRARY_PATH={NVIDIA_LIB_DIR}",)},
+)
+
+PROFILES: dict[str, DeviceProfile] = {p.name: p for p in (ASCEND_NPU, NVIDIA_GPU)}
 
 
 def profile_named(name: str) -> DeviceProfile:

@@ -22,6 +22,6 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         metavar="MODULE:FACTORY",
         help=(
             "run the hardware contract against FACTORY from MODULE (repeatable); FACTORY() "
-            "returns a HardwareProbe or a hardware_contract.HardwareBackend"
+            "returns a HardwareProbe or an npu_dra.contract.HardwareBackend"
         ),
     )

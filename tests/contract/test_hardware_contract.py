@@ -1,5 +1,6 @@
-"""The hardware contract run over both HardwareProbe adapters: FakeHardware from node
-descriptions, and NpuSmiProbe over every recorded `npu-smi info` (through the fake npu-smi).
+"""The hardware contract run over every HardwareProbe adapter: FakeHardware from node
+descriptions, NpuSmiProbe over every recorded `npu-smi info` (through the fake npu-smi), and
+NvmlProbe over the fake NVML (recorded `nvidia-smi -q -x` of real GPUs, and described nodes).
 
 With `--hardware-backend=MODULE:FACTORY` the contract class runs against that backend only.
 """
@@ -10,9 +11,9 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
+import attrs
 import pytest
 import yaml
-from hardware_contract import HardwareBackend, HardwareContract, load_backend
 from support.fake_npu_smi import (
     FIXTURES,
     INFO,
@@ -29,7 +30,12 @@ from npu_dra.adapters.hardware.errors import ProbeError
 from npu_dra.adapters.hardware.fake import FakeHardware
 from npu_dra.adapters.hardware.npu_smi.probe import NpuSmiProbe
 from npu_dra.adapters.hardware.npu_smi.replay import recorded
-from npu_dra.domain.ids import NodeName
+from npu_dra.adapters.hardware.nvml.fake import fake_gpu_node
+from npu_dra.adapters.hardware.nvml.library import NvmlError
+from npu_dra.adapters.hardware.nvml.smi_xml import FakeNvml
+from npu_dra.contract import HardwareBackend, HardwareContract, load_backend
+from npu_dra.domain.device import NodeInventory
+from npu_dra.domain.ids import DeviceName, NodeName
 from npu_dra.domain.ports import HardwareProbe
 
 NODE = NodeName("node-a")
@@ -43,15 +49,32 @@ REJECTED_SCENARIOS = {  # documentation captures with elisions: the line npu-smi
     "910A_8npu_idle_elided": "'/usr/local/bin/npu-smi info'",
 }
 HEALTH_WORDS = ("OK", "Warning", "Alarm", "Critical", "UNKNOWN")
-BUILT_IN = [f"fake:{name}" for name in FAKE_DESCRIPTIONS] + [
-    f"npu-smi:{name}" for name in scenario_names() if name not in REJECTED_SCENARIOS
-]
+NVML_FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "nvml"
+NVML_NODES: dict[str, dict[str, Any]] = {
+    "H100-recorded": {
+        "nvidiaSmiXml": str(NVML_FIXTURES / "nvidia-smi-q-x_H100.xml"),
+        "nvmlDump": str(NVML_FIXTURES / "nvml-dump_H100.json"),
+    },
+    "H100-recorded-xml-only": {"nvidiaSmiXml": str(NVML_FIXTURES / "nvidia-smi-q-x_H100.xml")},
+    "A100-x8-described": {
+        "gpu": "NVIDIA A100-SXM4-80GB",
+        "count": 8,
+        "numaNodes": [0] * 4 + [1] * 4,
+    },
+}
+BUILT_IN = (
+    [f"fake:{name}" for name in FAKE_DESCRIPTIONS]
+    + [f"npu-smi:{name}" for name in scenario_names() if name not in REJECTED_SCENARIOS]
+    + [f"nvml:{name}" for name in NVML_NODES]
+)
 
 
 # Built-in backends a check cannot apply to are not generated at all (rather than skipped):
 # a description file cannot hang, and "no card" has no output to mangle.
 NOT_APPLICABLE: dict[str, Callable[[str], bool]] = {
-    "test_hanging_hardware_raises_probe_error_within_timeout": lambda s: s.startswith("fake:"),
+    "test_hanging_hardware_raises_probe_error_within_timeout": lambda s: s.startswith(
+        ("fake:", "nvml:")  # NVML calls do not hang; nvmlInit fails or answers
+    ),
     "test_malformed_output_is_an_error_never_a_shorter_list": lambda s: s == "npu-smi:no-card",
 }
 
@@ -68,7 +91,7 @@ def hardware_backend(hardware_backend_spec: str, tmp_path: Path) -> HardwareBack
     if hardware_backend_spec not in BUILT_IN:
         return load_backend(hardware_backend_spec)
     kind, _, name = hardware_backend_spec.partition(":")
-    make = fake_backend if kind == "fake" else npu_smi_backend
+    make = {"fake": fake_backend, "npu-smi": npu_smi_backend, "nvml": nvml_backend}[kind]
     return make(name, tmp_path)
 
 
@@ -88,6 +111,34 @@ def fake_backend(name: str, tmp_path: Path) -> HardwareBackend:
             lambda: FakeHardware({**description, "numaNodes": [0, 1]}, node=NODE),
             lambda: FakeHardware({**description, "health": {0: "Broken"}}, node=NODE),
             lambda: FakeHardware(garbage, node=NODE),
+        ],
+    )
+
+
+def nvml_backend(name: str, tmp_path: Path) -> HardwareBackend:
+    description = NVML_NODES[name]
+
+    def broken(**settings: Any) -> HardwareProbe:
+        probe = fake_gpu_node(description, node=NODE)
+        library = probe._library
+        assert isinstance(library, FakeNvml)
+        for key, value in settings.items():
+            setattr(library, key, value)
+        return probe
+
+    truncated = tmp_path / "truncated.xml"
+    text = (NVML_FIXTURES / "nvidia-smi-q-x_H100.xml").read_text()
+    truncated.write_text(text[: len(text) // 2])
+    no_uuid = tmp_path / "no-uuid.xml"
+    no_uuid.write_text(re.sub(r"<uuid>[^<]*</uuid>", "<uuid>N/A</uuid>", text))
+    return HardwareBackend(
+        f"nvml:{name}",
+        healthy=lambda: fake_gpu_node(description, node=NODE),
+        failing=[lambda: broken(fail_with=NvmlError("nvmlInit: Driver Not Loaded"))],
+        malformed=[
+            lambda: broken(broken_gpu=0),
+            lambda: fake_gpu_node({"nvidiaSmiXml": str(truncated)}, node=NODE),
+            lambda: fake_gpu_node({"nvidiaSmiXml": str(no_uuid)}, node=NODE),
         ],
     )
 
@@ -198,3 +249,68 @@ def test_scenario_manifests_are_valid_yaml_with_three_commands() -> None:
     for name in scenario_names():
         manifest = yaml.safe_load((FIXTURES / "scenarios" / f"{name}.yaml").read_text())
         assert {tuple(e["args"]) for e in manifest["commands"]} == {INFO, MAP, TOPO}
+
+
+class _Answers:
+    """A HardwareProbe that answers `inventory`, or raises `error`: a backend that breaks a rule."""
+
+    def __init__(self, inventory: NodeInventory | None = None, error: Exception | None = None):
+        self._inventory, self._error = inventory, error
+
+    def probe(self) -> NodeInventory:
+        if self._error is not None:
+            raise self._error
+        assert self._inventory is not None
+        return self._inventory
+
+
+def _recorded_h100() -> NodeInventory:
+    return fake_gpu_node(NVML_NODES["H100-recorded"], node=NODE).probe()
+
+
+def _misnamed() -> NodeInventory:
+    inventory = _recorded_h100()
+    renamed = attrs.evolve(inventory.devices[0], name=DeviceName("npu-0"))
+    return attrs.evolve(inventory, devices=(renamed,))
+
+
+@pytest.mark.parametrize(
+    ("test", "backend", "says"),
+    [
+        (
+            "test_device_names_are_dns_labels_named_by_their_profile",
+            HardwareBackend("misnamed", healthy=lambda: _Answers(_misnamed())),
+            "devices are named as the 'gpu' profile says: 'npu-0', expected 'gpu-0'",
+        ),
+        (
+            "test_probe_returns_an_inventory",
+            HardwareBackend("refuses", healthy=lambda: _Answers(error=ProbeError("no driver"))),
+            "a working backend's probe() answers without error: ProbeError: no driver",
+        ),
+        (
+            "test_failing_hardware_raises_probe_error",
+            HardwareBackend(
+                "leaks",
+                healthy=lambda: _Answers(_recorded_h100()),
+                failing=[lambda: _Answers(error=NvmlError("nvmlInit: Driver Not Loaded"))],
+            ),
+            "failing hardware raises ProbeError: variant 0 raised NvmlError",
+        ),
+        (
+            "test_malformed_output_is_an_error_never_a_shorter_list",
+            HardwareBackend(
+                "shortens",
+                healthy=lambda: _Answers(_recorded_h100()),
+                malformed=[lambda: _Answers(attrs.evolve(_recorded_h100(), devices=()))],
+            ),
+            "never a shorter list: variant 0 gave an inventory of 0 devices",
+        ),
+    ],
+)
+def test_a_broken_rule_fails_naming_the_rule(
+    test: str, backend: HardwareBackend, says: str
+) -> None:
+    with pytest.raises(pytest.fail.Exception) as failed:
+        getattr(HardwareContract(), test)(backend)
+    assert str(failed.value).startswith("hardware contract rule broken: ")
+    assert says in str(failed.value)

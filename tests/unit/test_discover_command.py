@@ -129,4 +129,36 @@ def test_missing_npu_smi_and_bad_description_fail_cleanly(
     assert discover("--hardware", f"fake:{bad}") == 1
     assert capsys.readouterr().err.count("\n") == 1
     assert discover("--hardware", "gpu") == 1
-    assert "expected npu-smi or fake:FILE" in capsys.readouterr().err
+    assert "expected npu-smi, nvml or fake:FILE" in capsys.readouterr().err
+
+
+def test_gpu_profile_prints_a_recorded_h100_with_our_driver_name(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    fixtures = TESTS / "fixtures" / "nvml"
+    node = tmp_path / "gpu-node.yaml"
+    node.write_text(
+        f"nvidiaSmiXml: {fixtures / 'nvidia-smi-q-x_H100.xml'}\n"
+        f"nvmlDump: {fixtures / 'nvml-dump_H100.json'}\n"
+    )
+    argv = ("--device-profile=gpu", "--hardware", f"fake:{node}", "--node-name", "gpu-node")
+    assert discover(*argv, "-o", "json") == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["driver"] == "gpu.npu-dra.io"
+    [device] = report["resourceSlices"][0]["spec"]["devices"]
+    assert device["name"] == "gpu-0"
+    assert device["attributes"]["uuid"] == {"string": "GPU-c4a99447-5dcb-8716-f7a2-6c7507bc0582"}
+    assert device["attributes"]["cudaComputeCapability"] == {"version": "9.0.0"}
+    assert device["capacity"]["memory"] == {"value": "81559Mi"}
+    assert report["host"]["sharedDeviceNodes"] == ["nvidia-uvm", "nvidia-uvm-tools", "nvidiactl"]
+
+
+def test_a_gpu_node_under_the_npu_profile_is_refused_naming_the_profile_to_use(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    node = tmp_path / "gpu-node.yaml"
+    node.write_text("gpu: NVIDIA A100-SXM4-80GB\ncount: 2\n")
+    assert discover("--device-profile=npu", "--hardware", f"fake:{node}") == 1
+    assert "--device-profile=gpu" in capsys.readouterr().err
+    assert discover("--device-profile=gpu", "--hardware", "npu-smi") == 1
+    assert "--device-profile=npu" in capsys.readouterr().err

@@ -50,10 +50,10 @@ class AscendHostPaths:
         )
 
     def driver_files(self) -> tuple[HostFile, ...]:
-        return tuple(f for f in self.candidates() if _exists(Path(f.host_path)))
+        return tuple(f for f in self.candidates() if exists(Path(f.host_path)))
 
     def shared_nodes(self) -> frozenset[str]:
-        return frozenset(n for n in SHARED_NODE_NAMES if _exists(self.dev_root / n))
+        return frozenset(n for n in SHARED_NODE_NAMES if exists(self.dev_root / n))
 
     def host_files(self, *, shared_nodes: frozenset[str] | None = None) -> HostFiles:
         """What this host has; `shared_nodes` replaces the /dev check (fake hardware)."""
@@ -61,7 +61,7 @@ class AscendHostPaths:
         return HostFiles(str(self.dev_root), nodes, self.driver_files())
 
 
-def _exists(path: Path) -> bool:
+def exists(path: Path) -> bool:
     try:
         path.stat()
     except FileNotFoundError:

@@ -17,18 +17,25 @@ from typing import Any
 
 import yaml
 
+from npu_dra.adapters.hardware.choose import (
+    HARDWARE_CHOICES,
+    check_backend,
+    fake_probe,
+    nvml_probe,
+)
 from npu_dra.adapters.hardware.errors import ProbeError
-from npu_dra.adapters.hardware.fake import FakeHardware
 from npu_dra.adapters.hardware.npu_smi.probe import NpuSmiProbe
+from npu_dra.adapters.hardware.nvml.host import NvidiaHostPaths
 from npu_dra.adapters.kube_shapes.slices import slice_to_api
 from npu_dra.domain.device import Device, NodeInventory
 from npu_dra.domain.errors import DomainError
 from npu_dra.domain.ids import DriverName, NodeName
 from npu_dra.domain.pool import PCI_BUS_ID, desired_slices, published_device
 from npu_dra.domain.ports import HardwareProbe
+from npu_dra.domain.profile import PROFILES, profile_named
 
 DEFAULT_NPU_SMI = "/usr/local/bin/npu-smi"
-DEFAULT_DRIVER = "npu.huawei.com"
+DEFAULT_HARDWARE = {"npu": "npu-smi", "gpu": "nvml"}  # each profile's real backend
 PROBE_FAILED = 1
 TABLE_COLUMNS: tuple[str, ...] = (
     *("NAME", "HEALTH", "PUBLISHED", "CHIP", "CARD/CHIP", "LOGIC", "NUMA", "GROUP"),
@@ -39,15 +46,27 @@ TABLE_COLUMNS: tuple[str, ...] = (
 def register(subparsers: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None:
     parser = subparsers.add_parser(
         "discover",
-        help="probe this node's NPUs and print what it would publish",
+        help="probe this node's NPUs (or GPUs) and print what it would publish",
         description=__doc__,
     )
     parser.add_argument("--node-name", help="node name (env NODE_NAME; default: this host's name)")
     parser.add_argument(
+        "--device-profile",
+        choices=tuple(PROFILES),
+        default="npu",
+        help="npu: Ascend NPUs through npu-smi (default); gpu: NVIDIA GPUs through NVML",
+    )
+    parser.add_argument(
         "--hardware",
-        default="npu-smi",
-        metavar="npu-smi|fake:FILE",
-        help="probe with npu-smi (default) or answer from a node description FILE",
+        metavar="npu-smi|nvml|fake:FILE",
+        help="the profile's real backend (default), or answer from a node description FILE",
+    )
+    parser.add_argument(
+        "--driver-root",
+        type=Path,
+        default=Path("/"),
+        metavar="DIR",
+        help="gpu: root of the NVIDIA driver install (its files shown under host)",
     )
     parser.add_argument(
         "--npu-smi",
@@ -57,7 +76,7 @@ def register(subparsers: "argparse._SubParsersAction[argparse.ArgumentParser]") 
     parser.add_argument("--sysfs-root", type=Path, default=Path("/sys"), metavar="DIR")
     parser.add_argument("--dev-root", type=Path, default=Path("/dev"), metavar="DIR")
     parser.add_argument("--timeout", type=float, default=10.0, help="seconds for npu-smi")
-    parser.add_argument("--driver-name", default=DEFAULT_DRIVER)
+    parser.add_argument("--driver-name", help="default: the profile's (npu.huawei.com, ...)")
     parser.add_argument("--output", "-o", choices=("yaml", "json", "table"), default="yaml")
     parser.set_defaults(func=run)
 
@@ -66,7 +85,8 @@ def run(args: argparse.Namespace) -> int:
     node = NodeName(args.node_name or os.environ.get("NODE_NAME") or socket.gethostname())
     try:
         inventory = hardware(args, node).probe()
-        report = node_report(inventory, driver=DriverName(args.driver_name))
+        driver = args.driver_name or profile_named(args.device_profile).default_driver
+        report = node_report(inventory, driver=DriverName(driver))
     except (ProbeError, DomainError, ValueError) as error:
         print(f"npu-dra discover: {' '.join(str(error).split())}", file=sys.stderr)
         return PROBE_FAILED
@@ -80,10 +100,17 @@ def run(args: argparse.Namespace) -> int:
 
 
 def hardware(args: argparse.Namespace, node: NodeName) -> HardwareProbe:
-    if args.hardware.startswith("fake:"):
-        return FakeHardware(Path(args.hardware.removeprefix("fake:")), node=node)
-    if args.hardware != "npu-smi":
-        raise ValueError(f"--hardware {args.hardware!r}: expected npu-smi or fake:FILE")
+    chosen = args.hardware or DEFAULT_HARDWARE[args.device_profile]
+    nvidia = NvidiaHostPaths(dev_root=args.dev_root, driver_root=args.driver_root)
+    profile = args.device_profile
+    if chosen.startswith("fake:"):
+        path = Path(chosen.removeprefix("fake:"))
+        return fake_probe(path, node=node, nvidia=nvidia, profile=profile)
+    if chosen == "nvml":
+        return nvml_probe(node=node, host=nvidia, profile=profile)
+    if chosen != "npu-smi":
+        raise ValueError(f"--hardware {chosen!r}: expected {HARDWARE_CHOICES}")
+    check_backend(chosen, profile)
     return NpuSmiProbe(
         node=node,
         npu_smi=Path(args.npu_smi or os.environ.get("NPU_SMI_PATH") or DEFAULT_NPU_SMI),
@@ -103,6 +130,14 @@ def node_report(inventory: NodeInventory, *, driver: DriverName) -> dict[str, An
             {"name": d.name, "health": d.health.value, "published": d.health.usable}
             for d in inventory.devices
         ],
+        "host": {
+            "devRoot": inventory.host.dev_root,
+            "sharedDeviceNodes": sorted(inventory.host.device_nodes),
+            "driverFiles": [
+                {"hostPath": f.host_path, "containerPath": f.container_path}
+                for f in inventory.host.driver_files
+            ],
+        },
         "resourceSlices": [slice_to_api(s) for s in slices],
     }
 
@@ -131,7 +166,7 @@ def _row(device: Device) -> tuple[str, ...]:
         str(device.logic_id),
         _text(device.numa_node),
         _text(device.topology_group),
-        capacity["memCapacity"].text,
+        capacity[profile_named(device.profile).memory_capacity].text,
         capacity["aiCores"].text if "aiCores" in capacity else "-",
         str(published.attributes.get(PCI_BUS_ID, "-")),
     )

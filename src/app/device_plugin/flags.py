@@ -13,11 +13,14 @@ from pathlib import Path
 import attrs
 
 from npu_dra.adapters.grpc.device_plugin.allocate import DriverMount
+from npu_dra.adapters.hardware.choose import check_backend
+from npu_dra.domain.profile import profile_named
 
 DEFAULT_PLUGIN_DIR = "/var/lib/kubelet/device-plugins"
 # Beyond the driver files the probe finds (npu-smi, driver/lib64, ...): none by default.
 DEFAULT_DRIVER_MOUNTS = ""
 TRUE_WORDS = ("1", "true", "yes", "on")
+DEFAULT_HARDWARE = {"npu": "npu-smi", "gpu": "nvml"}  # each profile's real backend
 
 
 @attrs.frozen
@@ -39,6 +42,7 @@ class DevicePluginConfig:
     ascend_root: Path = Path("/usr/local/Ascend")
     dcmi_dir: Path = Path("/usr/local/dcmi")
     ascend_install_info: Path = Path("/etc/ascend_install.info")
+    driver_root: Path = Path("/")
 
 
 def add_flags(parser: argparse.ArgumentParser, env: Mapping[str, str] = os.environ) -> None:
@@ -50,9 +54,10 @@ def add_flags(parser: argparse.ArgumentParser, env: Mapping[str, str] = os.envir
     flag("--resource-name", "RESOURCE_NAME", "", "override: NAME, or FAMILY=NAME,... per family")
     flag("--health-interval", "HEALTH_INTERVAL", "5", "seconds between health probes")
     flag("--cdi-root", "CDI_ROOT", "/etc/cdi", "where the static CDI spec is written")
-    flag("--driver-name", "DRIVER_NAME", "npu.huawei.com", "CDI vendor: kind k8s.<driver>/npu")
-    flag("--device-profile", "DEVICE_PROFILE", "npu", "device profile")
-    flag("--hardware", "HARDWARE", "npu-smi", "npu-smi, or fake:FILE (a node description)")
+    flag("--driver-name", "DRIVER_NAME", "", "CDI vendor k8s.<driver>; empty: the profile's")
+    flag("--device-profile", "DEVICE_PROFILE", "npu", "device profile: npu or gpu")
+    flag("--hardware", "HARDWARE", "", "npu-smi, nvml or fake:FILE; empty: the profile's")
+    flag("--driver-root", "DRIVER_ROOT", "/", "gpu: root of the NVIDIA driver install")
     flag("--npu-smi-path", "NPU_SMI_PATH", "/usr/local/bin/npu-smi", "the npu-smi binary")
     flag("--dev-root", "DEV_ROOT", "/dev", "host dir of the device nodes (DeviceSpec host path)")
     flag("--sysfs-root", "SYSFS_ROOT", "/sys", "sysfs mount (NUMA node of each chip's PCI device)")
@@ -79,6 +84,9 @@ def config_from(args: argparse.Namespace) -> DevicePluginConfig:
     interval = _number("--health-interval", args.health_interval)
     if interval <= 0:
         raise ValueError(f"--health-interval must be positive, got {args.health_interval!r}")
+    profile = profile_named(args.device_profile)  # ValueError naming --device-profile
+    hardware = args.hardware or DEFAULT_HARDWARE[profile.name]
+    check_backend(hardware, profile.name)
     return DevicePluginConfig(
         node_name=args.node_name,
         plugin_dir=Path(args.device_plugin_path),
@@ -86,9 +94,9 @@ def config_from(args: argparse.Namespace) -> DevicePluginConfig:
         health_interval=interval,
         cdi_enabled=bool(args.cdi_enabled),
         cdi_root=Path(args.cdi_root),
-        driver_name=args.driver_name,
+        driver_name=args.driver_name or profile.default_driver,
         device_profile=args.device_profile,
-        hardware=args.hardware,
+        hardware=hardware,
         npu_smi_path=Path(args.npu_smi_path),
         driver_mounts=tuple(
             DriverMount.parse(m.strip()) for m in args.driver_mounts.split(",") if m.strip()
@@ -99,6 +107,7 @@ def config_from(args: argparse.Namespace) -> DevicePluginConfig:
         ascend_root=Path(args.ascend_root),
         dcmi_dir=Path(args.dcmi_dir),
         ascend_install_info=Path(args.ascend_install_info),
+        driver_root=Path(args.driver_root),
     )
 
 

@@ -17,7 +17,7 @@ from npu_dra.adapters.grpc.device_plugin.board import DeviceBoard
 from npu_dra.domain.device import Device, Health
 from npu_dra.domain.errors import DomainError
 from npu_dra.domain.ports import HardwareProbe
-from npu_dra.domain.profile import chip_family
+from npu_dra.domain.profile import profile_named
 
 log = logging.getLogger(__name__)
 
@@ -26,7 +26,8 @@ def by_family(devices: Iterable[Device]) -> dict[str, tuple[Device, ...]]:
     """Devices per chip family (one kubelet resource each), in physical-id order."""
     families: dict[str, list[Device]] = {}
     for device in sorted(devices, key=lambda d: d.physical_id):
-        families.setdefault(chip_family(device.chip_name), []).append(device)
+        family = profile_named(device.profile).family_of(device.chip_name)
+        families.setdefault(family, []).append(device)
     return {family: tuple(members) for family, members in sorted(families.items())}
 
 

@@ -18,7 +18,8 @@ from npu_dra.adapters.grpc.device_plugin.static_cdi import static_spec, write_st
 from npu_dra.adapters.grpc.device_plugin.watcher import KubeletSocketWatcher
 from npu_dra.adapters.grpc.device_plugin.wire import KUBELET_SOCKET
 from npu_dra.adapters.hardware.ascend_host import AscendHostPaths
-from npu_dra.adapters.hardware.fake import FakeHardware
+from npu_dra.adapters.hardware.choose import HARDWARE_CHOICES, fake_probe, nvml_probe
+from npu_dra.adapters.hardware.nvml.host import NvidiaHostPaths
 from npu_dra.app.device_plugin.flags import DevicePluginConfig
 from npu_dra.app.device_plugin.health import HealthLoop, by_family
 from npu_dra.app.device_plugin.runtime import DevicePluginRuntime, ResourcePlugin
@@ -35,11 +36,17 @@ _RESOURCE = re.compile(r"^[a-z0-9]([-a-z0-9.]*[a-z0-9])?/[A-Za-z0-9]([-A-Za-z0-9
 
 
 def hardware_probe(config: DevicePluginConfig) -> HardwareProbe:
-    """`fake:FILE` answers from a node description; `npu-smi` runs the real binary."""
+    """`fake:FILE` answers from a node description; `npu-smi` and `nvml` read the real devices."""
     node = NodeName(config.node_name)
     host = host_paths(config)
+    nvidia = NvidiaHostPaths(dev_root=config.dev_root, driver_root=config.driver_root)
     if config.hardware.startswith(FAKE):
-        return FakeHardware(Path(config.hardware.removeprefix(FAKE)), node=node, host=host)
+        path = Path(config.hardware.removeprefix(FAKE))
+        return fake_probe(
+            path, node=node, ascend=host, nvidia=nvidia, profile=config.device_profile
+        )
+    if config.hardware == "nvml":
+        return nvml_probe(node=node, host=nvidia)
     if config.hardware == "npu-smi":
         from npu_dra.adapters.hardware.npu_smi.probe import NpuSmiProbe  # only when chosen
 
@@ -52,7 +59,7 @@ def hardware_probe(config: DevicePluginConfig) -> HardwareProbe:
             dcmi_dir=host.dcmi_dir,
             install_info=host.install_info,
         )
-    raise ValueError(f"--hardware {config.hardware!r}: expected npu-smi or fake:FILE")
+    raise ValueError(f"--hardware {config.hardware!r}: expected {HARDWARE_CHOICES}")
 
 
 def host_paths(config: DevicePluginConfig) -> AscendHostPaths:
@@ -91,7 +98,7 @@ def build_runtime(config: DevicePluginConfig, probe: HardwareProbe) -> DevicePlu
     inventory = probe.probe()
     families = by_family(inventory.devices)
     if not families:
-        log.warning("no NPUs found on %s: serving no resource", config.node_name)
+        log.warning("no devices found on %s: serving no resource", config.node_name)
     # A host without a node the chips need (davinci_manager) cannot serve any container: say so
     # at start, as Huawei's plugin does, rather than at every Allocate.
     runtime_edits(inventory.devices, host=inventory.host, profile=profile)

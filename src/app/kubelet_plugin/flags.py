@@ -14,6 +14,8 @@ from typing import Any
 
 import attrs
 
+from npu_dra.domain.profile import profile_named
+
 LOG_LEVELS = ("debug", "info", "warning", "error")
 LOG_FORMATS = ("text", "json")
 CLUSTERS = ("kubernetes", "memory")
@@ -23,8 +25,12 @@ HEALTHCHECK_HOST = "0.0.0.0"  # noqa: S104
 
 @attrs.frozen
 class Hardware:
-    kind: str  # "npu_smi" | "fake"
+    kind: str  # "npu_smi" | "nvml" | "fake"; "" until the profile's default is filled in
     fake_file: Path | None = None
+
+
+# The real backend of each profile, used when --hardware is not given.
+DEFAULT_HARDWARE = {"npu": "npu_smi", "gpu": "nvml"}
 
 
 @attrs.frozen
@@ -48,10 +54,17 @@ class Settings:
     ascend_root: Path = Path("/usr/local/Ascend")
     dcmi_dir: Path = Path("/usr/local/dcmi")
     ascend_install_info: Path = Path("/etc/ascend_install.info")
+    driver_root: Path = Path("/")
 
     @classmethod
     def from_args(cls, args: argparse.Namespace) -> "Settings":
-        return cls(**{field.name: getattr(args, field.name) for field in attrs.fields(cls)})
+        """The parsed flags; the driver name and hardware default to the profile's."""
+        values = {field.name: getattr(args, field.name) for field in attrs.fields(cls)}
+        if not values["driver_name"]:
+            values["driver_name"] = profile_named(values["device_profile"]).default_driver
+        if not values["hardware"].kind:
+            values["hardware"] = Hardware(DEFAULT_HARDWARE[values["device_profile"]])
+        return cls(**values)
 
     def config(self) -> dict[str, Any]:
         """The container's configuration (see app/container.py for the keys it reads)."""
@@ -68,6 +81,7 @@ class Settings:
                 "ascend_root": str(self.ascend_root),
                 "dcmi_dir": str(self.dcmi_dir),
                 "install_info": str(self.ascend_install_info),
+                "driver_root": str(self.driver_root),
             },
             "state": {"kind": "files"},
             "cdi_root": str(self.cdi_root),
@@ -81,12 +95,13 @@ class Settings:
 
 
 def hardware(text: str) -> Hardware:
-    """`npu-smi` (the real chips) or `fake:FILE` (a node description file)."""
-    if text == "npu-smi":
-        return Hardware("npu_smi")
+    """`npu-smi` (Ascend chips), `nvml` (NVIDIA GPUs), `fake:FILE` (a node description file),
+    or empty: the device profile's real backend."""
+    if text in ("", "npu-smi", "nvml"):
+        return Hardware(text.replace("-", "_"))
     kind, _, file = text.partition(":")
     if kind != "fake" or not file:
-        raise argparse.ArgumentTypeError(f"{text!r}: expected npu-smi or fake:FILE")
+        raise argparse.ArgumentTypeError(f"{text!r}: expected npu-smi, nvml or fake:FILE")
     return Hardware("fake", Path(file))
 
 
@@ -134,8 +149,19 @@ def flags() -> tuple[Flag, ...]:
     path = {"metavar": "DIR", "type": Path}
     return (
         Flag("--node-name", "NODE_NAME", None, "this node's name"),
-        Flag("--device-profile", "DEVICE_PROFILE", "npu", "device family profile"),
-        Flag("--driver-name", "DRIVER_NAME", "npu.huawei.com", "DRA driver name"),
+        Flag(
+            "--device-profile",
+            "DEVICE_PROFILE",
+            "npu",
+            "device profile: npu (Ascend) or gpu (NVIDIA)",
+            {"type": one_of(tuple(DEFAULT_HARDWARE))},
+        ),
+        Flag(
+            "--driver-name",
+            "DRIVER_NAME",
+            "",
+            "DRA driver name; empty: the profile's (npu.huawei.com, gpu.npu-dra.io)",
+        ),
         Flag(
             "--kubelet-registrar-directory-path",
             "KUBELET_REGISTRAR_DIRECTORY_PATH",
@@ -159,7 +185,13 @@ def flags() -> tuple[Flag, ...]:
             {"type": healthcheck_port},
         ),
         Flag("--kubeconfig", "KUBECONFIG", "", "kubeconfig file; empty means in-cluster"),
-        Flag("--hardware", "HARDWARE", "npu-smi", "npu-smi or fake:FILE", {"type": hardware}),
+        Flag(
+            "--hardware",
+            "HARDWARE",
+            "",
+            "npu-smi, nvml or fake:FILE; empty: the profile's (npu-smi, nvml)",
+            {"type": hardware},
+        ),
         Flag(
             "--npu-smi",
             "NPU_SMI_PATH",
@@ -200,6 +232,13 @@ def flags() -> tuple[Flag, ...]:
             "/etc/ascend_install.info",
             "driver install record, mounted read-only if present",
             {"metavar": "FILE", "type": Path},
+        ),
+        Flag(
+            "--driver-root",
+            "DRIVER_ROOT",
+            "/",
+            "gpu profile: root of the NVIDIA driver install (nvidia-smi, libraries)",
+            path,
         ),
         Flag(
             "--health-interval",

@@ -72,3 +72,15 @@ def test_flags_win_over_the_environment() -> None:
 def test_a_bad_health_interval_names_the_flag(interval: str) -> None:
     with pytest.raises(ValueError, match="--health-interval"):
         parse(["--health-interval", interval])
+
+
+def test_the_gpu_profile_defaults_to_nvml_and_our_gpu_driver_name() -> None:
+    config = parse(["--device-profile", "gpu"], {"NODE_NAME": "node-a"})
+    assert (config.hardware, config.driver_name) == ("nvml", "gpu.npu-dra.io")
+    assert parse([], {"NODE_NAME": "node-a"}).driver_name == "npu.huawei.com"
+
+
+@pytest.mark.parametrize(("profile", "hardware"), [("gpu", "npu-smi"), ("npu", "nvml")])
+def test_a_real_backend_of_another_vendor_is_refused(profile: str, hardware: str) -> None:
+    with pytest.raises(ValueError, match=f"--hardware {hardware} .*--device-profile"):
+        parse(["--device-profile", profile, "--hardware", hardware], {"NODE_NAME": "n"})

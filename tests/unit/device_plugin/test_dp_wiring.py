@@ -2,11 +2,19 @@
 
 from pathlib import Path
 
+import attrs
 import pytest
 
+from npu_dra.adapters.grpc.device_plugin.allocate import AllocateSettings, container_allocation
 from npu_dra.adapters.hardware.fake import FakeHardware
 from npu_dra.app.device_plugin.flags import DevicePluginConfig
-from npu_dra.app.device_plugin.wiring import hardware_probe, resource_names, socket_name
+from npu_dra.app.device_plugin.wiring import (
+    build_runtime,
+    hardware_probe,
+    resource_names,
+    socket_name,
+)
+from npu_dra.domain.profile import NVIDIA_GPU
 
 FAMILIES = ["Ascend310P", "Ascend910"]
 
@@ -75,3 +83,20 @@ def test_npu_smi_hardware_is_the_npu_smi_probe_and_runs_nothing_yet() -> None:
     from npu_dra.adapters.hardware.npu_smi.probe import NpuSmiProbe
 
     assert isinstance(hardware_probe(config("npu-smi")), NpuSmiProbe)
+
+
+def test_a_gpu_node_serves_nvidia_com_gpu_and_allocates_by_uuid(tmp_path: Path) -> None:
+    description = tmp_path / "node.yaml"
+    description.write_text("gpu: NVIDIA A100-SXM4-80GB\ncount: 2\n")
+    gpu = attrs.evolve(
+        config(f"fake:{description}"), device_profile="gpu", driver_name="gpu.npu-dra.io"
+    )
+    probe = hardware_probe(gpu)
+    [plugin] = build_runtime(gpu, probe).plugins
+    assert plugin.resource_name == "nvidia.com/gpu"
+
+    inventory = probe.probe()
+    settings = AllocateSettings(NVIDIA_GPU, host=inventory.host)
+    answer = container_allocation(inventory.devices, ["gpu-1"], settings)
+    assert dict(answer.envs)["NVIDIA_VISIBLE_DEVICES"] == inventory.devices[1].uuid
+    assert [n.path for n in answer.device_nodes][:2] == ["/dev/nvidia1", "/dev/nvidiactl"]

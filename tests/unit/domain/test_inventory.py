@@ -2,9 +2,11 @@
 
 import pytest
 
-from npu_dra.domain.device import Device, Health, NodeInventory
+from npu_dra.domain.cdi import device_node
+from npu_dra.domain.device import Device, Health, HostFiles, NodeInventory
 from npu_dra.domain.errors import InventoryError
 from npu_dra.domain.ids import DeviceName, NodeName
+from npu_dra.domain.profile import ASCEND_NPU
 
 
 def npu(index: int, *, physical_id: int | None = None, name: str | None = None) -> Device:
@@ -36,7 +38,8 @@ def test_device_names_must_be_dns_labels(name: str) -> None:
 
 
 def test_the_device_node_follows_the_physical_id_not_the_name() -> None:
-    assert npu(0, physical_id=5).device_node == "/dev/davinci5"
+    node = device_node(npu(0, physical_id=5), host=HostFiles(), profile=ASCEND_NPU)
+    assert node.path == "/dev/davinci5"
 
 
 @pytest.mark.parametrize(

@@ -181,3 +181,24 @@ def test_fake_hardware_on_a_test_node_reports_its_dev_root_and_npu_smi(tmp_path:
     assert [(f.host_path, f.container_path) for f in host.driver_files] == [
         (str(npu_smi), "/usr/local/bin/npu-smi")
     ]
+
+
+def test_the_gpu_profile_defaults_to_nvml_and_our_gpu_driver_name() -> None:
+    settings = parse(["--node-name=n", "--device-profile=gpu"])
+
+    assert settings.driver_name == "gpu.npu-dra.io"
+    assert settings.hardware == Hardware("nvml")
+    assert settings.driver_root == Path("/")
+
+
+def test_a_gpu_node_description_under_the_npu_profile_does_not_start(tmp_path: Path) -> None:
+    from npu_dra.adapters.hardware.errors import ProbeError
+
+    description = tmp_path / "node.yaml"
+    description.write_text("gpu: NVIDIA A100-SXM4-80GB\ncount: 2\n")
+    settings = parse(["--node-name=n", f"--hardware=fake:{description}", "--cluster=memory"])
+    container = NodeContainer(cluster=MemoryCluster())
+    container.config.from_dict(settings.config())
+
+    with pytest.raises(ProbeError, match="--device-profile=gpu"):
+        container.hardware().probe()

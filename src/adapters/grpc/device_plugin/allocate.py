@@ -15,7 +15,13 @@ from collections.abc import Iterable, Sequence
 
 import attrs
 
-from npu_dra.domain.cdi import DeviceNode, Mount, device_node, runtime_edits
+from npu_dra.domain.cdi import (
+    DeviceNode,
+    Mount,
+    device_node,
+    runtime_edits,
+    visible_devices_env,
+)
 from npu_dra.domain.device import Device, HostFiles
 from npu_dra.domain.errors import DomainError, PrepareError
 from npu_dra.domain.profile import DeviceProfile
@@ -79,8 +85,7 @@ def container_allocation(
         shared = runtime_edits(chosen, host=host, profile=profile)
     except PrepareError as error:
         raise MissingHostFiles(str(error)) from error
-    visible = ",".join(str(d.physical_id) for d in chosen)
-    env = (f"{profile.visible_devices_env}={visible}", *shared.env)
+    env = (visible_devices_env(chosen, profile=profile), *shared.env)
     return ContainerAllocation(
         envs=tuple((k, v) for k, _, v in (e.partition("=") for e in env)),
         device_nodes=(
