@@ -90,7 +90,7 @@ def runc_binary() -> str:
 class RealNode:
     def __init__(
         self,
-        plane: ControlPlane,
+        plane: ControlPlane | None,
         *,
         k8s_bin: Path,
         node_bin: Path,
@@ -121,18 +121,33 @@ class RealNode:
             tuple(p.name for p in NETNS_DIR.iterdir()) if NETNS_DIR.is_dir() else ()
         )
 
+    @property
+    def control_plane(self) -> ControlPlane:
+        if self.plane is None:
+            raise NodeError("this node was started without a control plane (start_runtime)")
+        return self.plane
+
     # lifecycle -----------------------------------------------------------------------------
 
     def start(self) -> RealNode:
+        self.start_runtime()
+        try:
+            self._write_kubelet_files()
+            self.start_kubelet()
+            self.wait_ready()
+        except BaseException:
+            self.stop()
+            raise
+        return self
+
+    def start_runtime(self) -> RealNode:
+        """containerd with the images imported, and the reaper: the node without its kubelet."""
         self._take_lock()
         try:
             self._prepare_dirs()
             self._start_reaper()
             self._start_containerd()
             self.import_images(self.images_dir)
-            self._write_kubelet_files()
-            self.start_kubelet()
-            self.wait_ready()
         except BaseException:
             self.stop()
             raise
@@ -152,7 +167,8 @@ class RealNode:
             self._reaper.wait(timeout=60)
             self._reaper = None
         with contextlib.suppress(Exception):
-            client.CoreV1Api(self.plane.api_client).delete_node(self.name)
+            if self.plane is not None:
+                client.CoreV1Api(self.plane.api_client).delete_node(self.name)
         for directory in (self.kubelet_root, self.containerd_dir):
             shutil.rmtree(directory, ignore_errors=True)
         if self._lock is not None:
@@ -325,14 +341,14 @@ state = "{self.containerd_dir / "state"}"
     # kubelet -------------------------------------------------------------------------------
 
     def _write_kubelet_files(self) -> None:
-        pki = self.plane.pki
+        pki = self.control_plane.pki
         directory = self.work_dir / "kubelet"
         cert, key = issue_client_certificate(
             pki, directory, "kubelet-client", f"/O=system:nodes/CN=system:node:{self.name}"
         )
         (directory / "kubeconfig").write_text(
             kubeconfig_text(
-                self.plane.server,
+                self.control_plane.server,
                 pki.ca_cert,
                 f"system:node:{self.name}",
                 {"client-certificate": str(cert), "client-key": str(key)},
@@ -418,7 +434,7 @@ state = "{self.containerd_dir / "state"}"
             return bool(response.status == 200)
 
     def wait_ready(self, timeout: float = READY_TIMEOUT_S) -> None:
-        core = client.CoreV1Api(self.plane.api_client)
+        core = client.CoreV1Api(self.control_plane.api_client)
 
         def ready() -> bool:
             node = core.read_node(self.name)
@@ -434,9 +450,9 @@ state = "{self.containerd_dir / "state"}"
     def _lift_condition_taints(self) -> None:
         """What the node lifecycle controller does once a node is Ready (the test control plane
         runs without it): take off the not-ready taint the API server put on at registration."""
-        core = client.CoreV1Api(self.plane.api_client)
+        core = client.CoreV1Api(self.control_plane.api_client)
         for _attempt in range(20):
-            node = self.plane.as_json(core.read_node(self.name))
+            node = self.control_plane.as_json(core.read_node(self.name))
             taints = node.get("spec", {}).get("taints") or []
             kept = [t for t in taints if t["key"] not in NODE_CONDITION_TAINTS]
             if kept == taints:
@@ -465,7 +481,11 @@ state = "{self.containerd_dir / "state"}"
         return "\n".join(lines)
 
     def container_id(self, namespace: str, pod: str, container: str | None = None) -> str:
-        status = client.CoreV1Api(self.plane.api_client).read_namespaced_pod(pod, namespace).status
+        status = (
+            client.CoreV1Api(self.control_plane.api_client)
+            .read_namespaced_pod(pod, namespace)
+            .status
+        )
         for item in (status.container_statuses or []) if status else []:
             if (container is None or item.name == container) and item.container_id:
                 return str(item.container_id).split("://", 1)[1]
