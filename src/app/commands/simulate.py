@@ -6,7 +6,8 @@ import sys
 import tempfile
 from pathlib import Path
 
-from npu_dra.adapters.hardware.fake import FakeHardware
+from npu_dra.adapters.hardware.choose import fake_probe
+from npu_dra.adapters.hardware.nvml.fake import is_gpu_description
 from npu_dra.app.container import Container, NodeContainer
 from npu_dra.app.services.inventory import InventoryCache
 from npu_dra.app.services.publisher import PoolPublisher
@@ -21,6 +22,7 @@ from npu_dra.app.simulation.scenario import (
 )
 from npu_dra.domain.errors import DomainError
 from npu_dra.domain.ids import DriverName
+from npu_dra.domain.profile import profile_named
 from npu_dra.domain.scheduling.allocator import DEFAULT_STEP_BUDGET
 
 DEFAULT_DRIVER = "npu.huawei.com"
@@ -113,7 +115,11 @@ def _plugin(
     """The node's publisher now; its full plugin container (preparer, CDI and checkpoint
     stores) only when a pod lands there, since wiring one costs milliseconds per node."""
     name, hardware = scenario.nodes[index]
-    inventory = InventoryCache(FakeHardware(dict(hardware), node=name))
+    # An NVIDIA node's devices belong to the GPU profile and its driver; --driver-name names
+    # the Ascend nodes' driver.
+    profile = "gpu" if is_gpu_description(hardware) else "npu"
+    driver = profile_named("gpu").default_driver if profile == "gpu" else driver
+    inventory = InventoryCache(fake_probe(dict(hardware), node=name))
     publisher = PoolPublisher(
         inventory=inventory, cluster=root.cluster(), driver=DriverName(driver)
     )
@@ -124,7 +130,7 @@ def _plugin(
             {
                 "node_name": name,
                 "driver_name": driver,
-                "device_profile": "npu",
+                "device_profile": profile,
                 "hardware": {"kind": "fake", "description": dict(hardware)},
                 "state": {"kind": "files"},
                 "cdi_root": str(cdi_root / name),

@@ -11,8 +11,9 @@ from typing import Any
 import attrs
 import yaml
 
+from npu_dra.adapters.hardware.choose import fake_probe
 from npu_dra.adapters.hardware.errors import ProbeError
-from npu_dra.adapters.hardware.fake import FakeHardware
+from npu_dra.adapters.hardware.nvml.fake import is_gpu_description
 from npu_dra.adapters.kube_shapes.claims import claim_from_api, device_class_from_api, spec_from_api
 from npu_dra.adapters.kube_shapes.errors import ShapeError
 from npu_dra.adapters.kube_shapes.reader import Fields, describe
@@ -183,11 +184,16 @@ def _node(doc: Mapping[str, Any]) -> tuple[NodeName, Mapping[str, Any], SchedNod
     root = Fields(doc, obj=describe(doc))
     name = root.sub("metadata").need("name", str)
     hardware = root.sub("spec").need("hardware", dict)
-    if "chip" not in hardware:
-        raise root.sub("spec").sub("hardware").fail("chip", "is required")
-    root.sub("spec").sub("hardware").need("count", int)
+    if not is_gpu_description(hardware) and "chip" not in hardware:
+        raise (
+            root.sub("spec")
+            .sub("hardware")
+            .fail("chip", "is required (an Ascend node), or gpu: for an NVIDIA node")
+        )
+    if "nvidiaSmiXml" not in hardware:
+        root.sub("spec").sub("hardware").need("count", int)
     try:  # the node's fake hardware must build now, not halfway through the run
-        FakeHardware(hardware, node=NodeName(name)).probe()
+        fake_probe(hardware, node=NodeName(name)).probe()
     except ProbeError as error:
         raise root.sub("spec").fail("hardware", str(error)) from error
     labels = {
