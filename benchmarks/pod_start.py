@@ -15,7 +15,6 @@ Run from the repository root: `python -m benchmarks.pod_start`.
 from __future__ import annotations
 
 import statistics
-import sys
 import tempfile
 import time
 from pathlib import Path
@@ -74,17 +73,7 @@ def _dra(cluster: RealCluster) -> list[float]:
 
 
 def _classic(cluster: RealCluster) -> list[float]:
-    argv = [
-        str(Path(sys.executable).with_name("npu-dra")),
-        "device-plugin",
-        f"--node-name={cluster.node.name}",
-        f"--device-plugin-path={cluster.node.kubelet_root / 'device-plugins'}",
-        "--hardware=npu-smi",
-        f"--npu-smi={cluster.host.npu_smi}",
-        f"--dev-root={cluster.host.dev_dir}",
-        f"--sysfs-root={cluster.sysfs}",
-    ]
-    plugin = cluster.start_plugin("bench-device-plugin", argv)
+    plugin = cluster.start_plugin("bench-device-plugin", cluster.device_plugin_argv())
     try:
         core = client.CoreV1Api(cluster.plane.api_client)
 

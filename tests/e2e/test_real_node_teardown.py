@@ -66,13 +66,15 @@ def test_sigkill_of_the_test_process_leaves_no_container_shim_or_mount(
         [sys.executable, "-c", CHILD, str(real_node_bin_dir), str(tmp_path), str(node_images)],
         cwd=REPO,
         stdout=subprocess.PIPE,
+        stderr=(tmp_path / "child.log").open("w"),
         text=True,
         env={**os.environ, "PYTHONPATH": str(REPO)},
         start_new_session=True,
     )
     assert child.stdout is not None
     try:
-        assert child.stdout.readline().strip() == "ready"
+        ready = child.stdout.readline().strip()
+        assert ready == "ready", (tmp_path / "child.log").read_text()
         layout = NodeLayout.from_json((tmp_path / "node-layout.json").read_text())
         assert shims(layout.containerd_address), "the container's shim should be running"
         assert runc_containers(layout) == ["sleeper"]

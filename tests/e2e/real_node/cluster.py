@@ -21,6 +21,7 @@ from typing import Any
 import yaml
 from kubernetes import client
 
+from tests.e2e.plugin_process import BUS_IDS, SEED_NUMA
 from tests.e2e.seed_cluster import ACCOUNT, NAMESPACE, access_applied
 from tests.support.ascend_host import FakeAscendHost, fake_ascend_host
 from tests.support.controlplane import ControlPlane, die_with_parent, log_tail, wait_for
@@ -31,18 +32,6 @@ DRIVER = "npu.huawei.com"
 RUNNING_TIMEOUT_S = 120.0
 NODE_NAME = "npu-node-1"
 REGISTERED = re.compile(rf'"Registered DRA plugin".*driverName="{re.escape(DRIVER)}"')
-# PCI bus ids of npu-0..7 in the recorded `npu-smi info` (tests/fixtures/npu-smi/*910B4_8npu*).
-BUS_IDS = (
-    "0000:c1:00.0",
-    "0000:c2:00.0",
-    "0000:81:00.0",
-    "0000:82:00.0",
-    "0000:01:00.0",
-    "0000:02:00.0",
-    "0000:41:00.0",
-    "0000:42:00.0",
-)
-SEED_NUMA = (6, 6, 4, 4, 0, 0, 2, 2)  # the seed's node: npu-0 and npu-1 on NUMA node 6
 
 
 @dataclass
@@ -132,6 +121,20 @@ class RealCluster:
             )
         plugin = self.plugins[name] = Plugin(name, popen, log)
         return plugin
+
+    def device_plugin_argv(self, *extra: str) -> list[str]:
+        """The classic device plugin's DaemonSet flags with this node's paths."""
+        return [
+            str(Path(sys.executable).with_name("npu-dra")),
+            "device-plugin",
+            f"--node-name={self.node.name}",
+            f"--device-plugin-path={self.node.kubelet_root / 'device-plugins'}",
+            "--hardware=npu-smi",
+            f"--npu-smi-path={self.host.npu_smi}",
+            f"--dev-root={self.host.dev_dir}",
+            f"--sysfs-root={self.sysfs}",
+            *extra,
+        ]
 
     def start_dra_plugin(self) -> Plugin:
         return self.start_plugin("dra-plugin", self.dra_argv())

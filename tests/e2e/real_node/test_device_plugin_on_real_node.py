@@ -5,8 +5,6 @@ plugin's preferred allocation), and the NPUs go back to the node when the pod go
 from __future__ import annotations
 
 import re
-import sys
-from pathlib import Path
 
 import pytest
 import yaml
@@ -52,18 +50,9 @@ def allocatable(cluster: RealCluster) -> int:
 @pytest.mark.timeout(420)
 def test_classic_pod_runs_with_two_npus_of_one_numa_node(real_cluster: RealCluster) -> None:
     cluster = real_cluster
-    argv = [
-        str(Path(sys.executable).with_name("npu-dra")),
-        "device-plugin",
-        f"--node-name={cluster.node.name}",
-        f"--device-plugin-path={cluster.node.kubelet_root / 'device-plugins'}",
-        "--hardware=npu-smi",
-        f"--npu-smi={cluster.host.npu_smi}",
-        f"--dev-root={cluster.host.dev_dir}",
-        f"--sysfs-root={cluster.sysfs}",
-        "--health-interval=5",
-    ]
-    plugin = cluster.start_plugin("device-plugin", argv)
+    plugin = cluster.start_plugin(
+        "device-plugin", cluster.device_plugin_argv("--health-interval=5")
+    )
     try:
         wait_for(
             lambda: allocatable(cluster) == 8,
