@@ -129,3 +129,18 @@ def test_config_maps_flags_onto_the_container_keys() -> None:
     assert config["plugins_dir"] == "/var/lib/kubelet/plugins"
     assert config["registrar_dir"] == "/var/lib/kubelet/plugins_registry"
     assert config["healthcheck_port"] == -1
+
+
+def test_the_claim_fetch_timeout_defaults_below_the_kubelets_45s_and_reaches_the_config() -> None:
+    assert parse(["--node-name=n"]).claim_fetch_timeout == 20.0
+    settings = parse(["--node-name=n"], {"CLAIM_FETCH_TIMEOUT": "5"})
+    assert settings.config()["claim_fetch_timeout_s"] == 5.0
+
+
+@pytest.mark.parametrize("value", ["45", "60", "0", "soon"])
+def test_a_claim_fetch_timeout_the_kubelet_would_not_wait_for_is_refused(
+    value: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(SystemExit):
+        parse(["--node-name=n", f"--claim-fetch-timeout={value}"])
+    assert "--claim-fetch-timeout" in capsys.readouterr().err
