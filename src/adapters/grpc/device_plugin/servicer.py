@@ -22,6 +22,7 @@ from npu_dra.adapters.grpc.device_plugin import wire
 from npu_dra.adapters.grpc.device_plugin.allocate import (
     AllocateSettings,
     AllocationRefused,
+    TooManyDevices,
     UnknownDevices,
     check_sizes,
     container_allocation,
@@ -143,6 +144,6 @@ class DevicePluginService(api_pb2_grpc.DevicePluginServicer):
 
 
 def _status_of(refused: AllocationRefused) -> grpc.StatusCode:
-    if isinstance(refused, UnknownDevices):
+    if isinstance(refused, UnknownDevices | TooManyDevices):
         return grpc.StatusCode.INVALID_ARGUMENT
     return grpc.StatusCode.FAILED_PRECONDITION
