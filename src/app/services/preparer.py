@@ -141,6 +141,7 @@ class ClaimPreparer:
         for ref in refs:
             if ref.uid in pending.cancelled:
                 error = f"claim {ref}: unprepared while this prepare waited; not prepared"
+                log.warning("prepare %s cancelled: unprepared while it waited", ref)
                 outcomes[ref.uid] = ClaimOutcome(error=error)
                 continue
             claim = fetched.get(ref.uid, f"claim {ref}: not prepared (was it unprepared?)")
