@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import grpc
 import yaml
 from kubernetes import client
 
@@ -46,7 +47,7 @@ class FaultNode:
     kubeconfig: Path
     namespace: str
     plugin: PluginRun | None = None
-    extra_args: tuple[str, ...] = (f"--claim-fetch-timeout={FETCH_TIMEOUT_S}",)
+    fetch_timeout_s: float = FETCH_TIMEOUT_S  # --claim-fetch-timeout, through its env var
 
     @property
     def name(self) -> str:
@@ -63,13 +64,23 @@ class FaultNode:
     def start(self) -> PluginRun:
         """Start the plugin process (one at a time); returns once it is started, not serving."""
         assert self.plugin is None or not self.plugin.running(), "a plugin is still running"
-        self.plugin = PluginRun.start(self, self.extra_args)
+        self.plugin = PluginRun.start(self, {"CLAIM_FETCH_TIMEOUT": str(self.fetch_timeout_s)})
         return self.plugin
 
     def kubelet(self, timeout_s: float = SERVE_TIMEOUT_S) -> DraClient:
-        """The kubelet's client, once the registration socket is there and answers."""
-        wait_for_registration_socket(self.host.registry, timeout_s)
-        return Kubelet(self.host.registry).register(timeout_s=timeout_s)
+        """The kubelet's client, once the registration socket is there and answers (a socket
+        file a killed plugin left behind refuses connections until the new one replaces it)."""
+        deadline = time.monotonic() + timeout_s
+        while True:
+            if self.plugin is not None and not self.plugin.running():
+                raise RuntimeError(f"the plugin exited:\n{self.plugin.log()}")
+            try:
+                wait_for_registration_socket(self.host.registry, timeout_s)
+                return Kubelet(self.host.registry).register(timeout_s=timeout_s)
+            except grpc.RpcError:
+                if time.monotonic() > deadline:
+                    raise
+                time.sleep(0.01)
 
     def spec_uids(self) -> set[str]:
         prefix, suffix = f"k8s.{DRIVER}-npu_", ".json"
@@ -106,9 +117,10 @@ class PluginRun:
     started: float = field(default_factory=time.monotonic)
 
     @classmethod
-    def start(cls, node: FaultNode, extra: Sequence[str]) -> PluginRun:
+    def start(cls, node: FaultNode, extra_env: dict[str, str]) -> PluginRun:
         env = {k: v for k, v in os.environ.items() if k != "KUBECONFIG" and "proxy" not in k}
-        argv = [*node.host.argv(node.kubeconfig), *extra]
+        env.update(extra_env)
+        argv = node.host.argv(node.kubeconfig)
         with node.host.log.open("ab") as log:
             popen = subprocess.Popen(
                 argv,
@@ -179,7 +191,7 @@ def through(kubeconfig: Path, proxy: ToxicProxy) -> Path:
 
 
 def create_claims(
-    node: FaultNode, devices: Iterable[Sequence[str]], *, workers: int = 8
+    node: FaultNode, devices: Iterable[Sequence[str]], *, prefix: str = "claim", workers: int = 8
 ) -> list[WireClaim]:
     """One ResourceClaim per entry, allocated (as the scheduler would) to those NPUs of the
     node; as the kubelet would send them."""
@@ -190,7 +202,7 @@ def create_claims(
         body = {
             "apiVersion": "resource.k8s.io/v1",
             "kind": "ResourceClaim",
-            "metadata": {"name": f"claim-{index}", "namespace": node.namespace},
+            "metadata": {"name": f"{prefix}-{index}", "namespace": node.namespace},
             "spec": {
                 "devices": {"requests": [{"name": "npu", "exactly": {"deviceClassName": DRIVER}}]}
             },

@@ -52,7 +52,7 @@ def test_a_prepare_the_kubelet_gave_up_on_never_commits_after_its_unprepare(
                 what="the late prepare to finish",
             )
             after_restart = restart_and_read(node)
-            next_pod = create_claims(node, [["npu-0"]])
+            next_pod = create_claims(node, [["npu-0"]], prefix="next-pod")
             fresh = [d.device_name for d in kubelet_prepare(node, next_pod)]
 
         assert gave_up.value.code() == grpc.StatusCode.DEADLINE_EXCEEDED
@@ -83,7 +83,7 @@ def test_a_plugin_restarted_during_an_outage_serves_at_once_and_republishes(
 ) -> None:
     with fault_node(access, "outage") as node:
         ready, leaving = create_claims(node, [["npu-0"], ["npu-1"]])
-        fresh = create_claims(node, [["npu-2"]])[0]
+        fresh = create_claims(node, [["npu-2"]], prefix="fresh")[0]
         node.start()
         with node.kubelet() as kubelet:
             before = kubelet.prepare([ready, leaving], timeout=30)
