@@ -77,7 +77,7 @@ class FaultNode:
             try:
                 wait_for_registration_socket(self.host.registry, timeout_s)
                 return Kubelet(self.host.registry).register(timeout_s=timeout_s)
-            except grpc.RpcError:
+            except (grpc.RpcError, FileNotFoundError):  # the old file is being replaced
                 if time.monotonic() > deadline:
                     raise
                 time.sleep(0.01)
