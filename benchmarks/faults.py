@@ -12,7 +12,8 @@ the fault suite's toxic proxy (tests/faults), with a token bound to its stand-in
 * kill -9 at NPU_DRA_BENCH_KILLS (default 200) random points of prepare/unprepare storms: lost
   claims, double-prepared NPUs, orphan CDI specs, temp files, unreadable checkpoints.
 
-Run from the repository root: `python -m benchmarks.faults`.
+Run from the repository root: `python -m benchmarks.faults` (NPU_DRA_BENCH_FAULTS=outage,storm
+runs only those parts; the parts are outage, thousand and storm).
 """
 
 import contextlib
@@ -33,6 +34,7 @@ from tests.support.kubelet import wait_for_registration_socket
 RESTARTS = 5
 ROUNDS = 200
 KILLS = int(os.environ.get("NPU_DRA_BENCH_KILLS", "200"))
+PARTS = os.environ.get("NPU_DRA_BENCH_FAULTS", "outage,thousand,storm").split(",")
 
 
 def _percentile(samples: list[float], fraction: float) -> float:
@@ -147,10 +149,10 @@ def _plane() -> Iterator[ControlPlane]:
 
 
 def main() -> None:
+    parts = {"outage": _outage, "thousand": _thousand, "storm": _kill_storm}
     with _plane() as plane:
-        _outage(plane)
-        _thousand(plane)
-        _kill_storm(plane)
+        for name in PARTS:
+            parts[name](plane)
 
 
 if __name__ == "__main__":
