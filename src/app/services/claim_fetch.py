@@ -8,6 +8,7 @@ The workers are daemon threads of this call only, so a read stuck in the API nev
 later call or the process's exit; once the deadline passed, no worker starts another read.
 """
 
+import logging
 import threading
 import time
 from collections import deque
@@ -16,6 +17,8 @@ from collections.abc import Callable, Sequence
 from npu_dra.domain.claims import ClaimRef, ResourceClaim
 from npu_dra.domain.errors import DomainError
 from npu_dra.domain.ids import ClaimUID
+
+log = logging.getLogger(__name__)
 
 Fetched = ResourceClaim | str  # the claim, or why it could not be read
 
@@ -28,10 +31,11 @@ def fetch_claims(
     workers: int,
 ) -> dict[ClaimUID, Fetched]:
     """Each claim of `refs`, or an error naming it; returns within about `deadline_s`."""
-    if not refs:
+    unique = list({ref.uid: ref for ref in refs}.values())
+    if not unique:
         return {}
     end = time.monotonic() + deadline_s
-    todo = deque(refs)
+    todo = deque(unique)
     results: dict[ClaimUID, Fetched] = {}
     finished = threading.Condition()
 
@@ -46,10 +50,12 @@ def fetch_claims(
                 results[ref.uid] = outcome
                 finished.notify_all()
 
-    for index in range(min(workers, len(refs))):
+    for index in range(min(workers, len(unique))):
         threading.Thread(target=work, name=f"claim-get-{index}", daemon=True).start()
     with finished:
-        finished.wait_for(lambda: len(results) >= len(refs), timeout=max(end - time.monotonic(), 0))
+        finished.wait_for(
+            lambda: len(results) >= len(unique), timeout=max(end - time.monotonic(), 0)
+        )
         answered = dict(results)
     return {ref.uid: answered.get(ref.uid) or _late(ref, deadline_s) for ref in refs}
 
@@ -66,3 +72,6 @@ def _read(ref: ClaimRef, get: Callable[[ClaimRef], ResourceClaim]) -> Fetched:
         return get(ref)
     except DomainError as error:
         return f"claim {ref}: {error}"
+    except Exception as error:  # a bug in one claim's read must not cost the call its deadline
+        log.exception("reading claim %s failed", ref)
+        return f"claim {ref}: cannot read it: {type(error).__name__}: {error}"

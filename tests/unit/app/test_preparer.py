@@ -488,3 +488,19 @@ def test_unprepare_of_a_known_uid_under_another_identity_keeps_the_claim(node: N
         )
     assert node.checkpointed() == {ref.uid: ["npu-3"]}
     assert node.cdi.read(uid=ref.uid) is not None
+
+
+def test_a_claim_sent_twice_in_one_call_is_read_once_and_answered_at_once() -> None:
+    node = Node(fetch_deadline_s=30.0)
+    ref = node.claim("twice", "npu-4")
+    outcomes = node.prepare(ref, ref)
+    assert devices(outcomes[ref.uid]) == ["npu-4"]
+    assert node.cluster.reads == 1
+
+
+def test_a_read_that_fails_unexpectedly_is_that_claims_error_at_once() -> None:
+    node = Node(fetch_deadline_s=30.0)
+    ref = node.claim("broken", "npu-4")
+    node.cluster.memory.get_claim = lambda *, ref: {}["no such key"]  # type: ignore[method-assign]
+    outcome = node.prepare(ref)[ref.uid]
+    assert "cannot read it: KeyError" in str(outcome.error)
