@@ -9,6 +9,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import shutil
 import signal
 import subprocess
 import time
@@ -28,7 +29,7 @@ from npu_dra.domain.errors import StateError
 from tests.e2e.plugin_process import DRIVER, FakeNode, fake_node
 from tests.e2e.seed_cluster import NAMESPACE, pod_bound_kubeconfig
 from tests.faults.toxic import ToxicProxy
-from tests.support.controlplane import ControlPlane, die_with_parent, log_tail
+from tests.support.controlplane import ControlPlane, log_tail
 from tests.support.kubelet import DraClient, Kubelet, WireClaim, wait_for_registration_socket
 
 FETCH_TIMEOUT_S = 3.0  # the plugin's --claim-fetch-timeout in the suite (the default is 20 s)
@@ -120,7 +121,11 @@ class PluginRun:
     def start(cls, node: FaultNode, extra_env: dict[str, str]) -> PluginRun:
         env = {k: v for k, v in os.environ.items() if k != "KUBECONFIG" and "proxy" not in k}
         env.update(extra_env)
-        argv = node.host.argv(node.kubeconfig)
+        # No preexec_fn: forking a process with many threads (the proxy's) and running Python in
+        # the child can deadlock. setpriv asks for the parent-death signal before it execs.
+        setpriv = shutil.which("setpriv")
+        dies_with_us = [setpriv, "--pdeathsig", "KILL", "--"] if setpriv else []
+        argv = [*dies_with_us, *node.host.argv(node.kubeconfig)]
         with node.host.log.open("ab") as log:
             popen = subprocess.Popen(
                 argv,
@@ -129,7 +134,6 @@ class PluginRun:
                 stderr=subprocess.STDOUT,
                 env=env,
                 start_new_session=True,
-                preexec_fn=die_with_parent(os.getpid()),  # noqa: PLW1509 (only prctl)
             )
         return cls(node, popen)
 

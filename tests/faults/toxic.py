@@ -25,9 +25,12 @@ CHUNK = 65536
 
 
 def _reset(sock: socket.socket) -> None:
-    """Close with an RST (SO_LINGER 0), as a dropped connection looks to its peer."""
+    """Close with an RST (SO_LINGER 0), as a dropped connection looks to its peer. Shutting the
+    read side first wakes a pump thread blocked in recv() (close() alone would not)."""
     with contextlib.suppress(OSError):
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+    with contextlib.suppress(OSError):
+        sock.shutdown(socket.SHUT_RD)
     with contextlib.suppress(OSError):
         sock.close()
 
