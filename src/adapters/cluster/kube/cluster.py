@@ -13,6 +13,7 @@ back after writing, and repairs it until what is stored is one whole pool: one g
 """
 
 import copy
+import functools
 import json
 import logging
 from collections.abc import Callable, Sequence
@@ -55,12 +56,20 @@ def whole_pool(stored: Sequence[ResourceSlice]) -> bool:
 
 class KubeCluster:
     def __init__(self, api: client.ApiClient, *, retry_budget_s: float = 30.0) -> None:
-        api = single_try(api)
-        self._api = api
-        # Typed as Any: we send dict bodies and read raw responses, which the stubs do not model.
-        self._resource: Any = client.ResourceV1Api(api)
-        self._core: Any = client.CoreV1Api(api)
+        self._api = single_try(api)
         self._budget = retry_budget_s
+
+    # Built on first use: the client imports each API's module (and its hundreds of models) when
+    # it is first named, over a second for CoreV1Api, and the plugin must serve its sockets
+    # before it ever talks to the API server. (Two threads racing here build two: harmless.)
+    # Typed as Any: we send dict bodies and read raw responses, which the stubs do not model.
+    @functools.cached_property
+    def _resource(self) -> Any:
+        return client.ResourceV1Api(self._api)
+
+    @functools.cached_property
+    def _core(self) -> Any:
+        return client.CoreV1Api(self._api)
 
     def publish_pool(
         self, *, node: NodeName, driver: DriverName, slices: Sequence[ResourceSlice]
