@@ -4,13 +4,19 @@ recipe): temp file in the same directory, write, fsync, rename over the target, 
 
 import os
 import tempfile
+import time
+from collections.abc import Iterable
 from pathlib import Path
 
+TEMP_SUFFIX = ".tmp"
 
-def atomic_write(path: Path, data: bytes, *, mode: int, temp_prefix: str) -> None:
+
+def atomic_write(
+    path: Path, data: bytes, *, mode: int, temp_prefix: str, dir_mode: int = 0o755
+) -> None:
     directory = path.parent
-    directory.mkdir(parents=True, exist_ok=True)
-    fd, temp = tempfile.mkstemp(prefix=temp_prefix, suffix=".tmp", dir=directory)
+    ensure_dir(directory, mode=dir_mode)
+    fd, temp = tempfile.mkstemp(prefix=temp_prefix, suffix=TEMP_SUFFIX, dir=directory)
     try:
         with os.fdopen(fd, "wb") as out:
             out.write(data)
@@ -31,3 +37,42 @@ def fsync_dir(directory: Path) -> None:
         os.fsync(fd)
     finally:
         os.close(fd)
+
+
+def ensure_dir(directory: Path, *, mode: int, existing: bool = False) -> None:
+    """Create `directory` (and parents) with exactly `mode`, whatever the umask; with `existing`
+    an existing directory's mode is set too (one we own, such as the plugin's data dir)."""
+    try:
+        directory.mkdir(mode=mode, parents=True)
+    except FileExistsError:
+        if not existing:
+            return
+    os.chmod(directory, mode)
+
+
+def remove_temp_files(
+    directory: Path, prefixes: Iterable[str], *, older_than_s: float = 0.0
+) -> tuple[str, ...]:
+    """Remove `<prefix>*.tmp` files a crashed write left in `directory`; their names.
+
+    Call it only when no write of ours can be in flight (at start). `older_than_s` spares the
+    young temp files of other writers that share a prefix with us.
+    """
+    try:
+        names = sorted(os.listdir(directory))
+    except FileNotFoundError:
+        return ()
+    cutoff = time.time() - older_than_s
+    removed: list[str] = []
+    for name in names:
+        if not name.endswith(TEMP_SUFFIX) or not any(name.startswith(p) for p in prefixes):
+            continue
+        path = directory / name
+        try:
+            if older_than_s and path.lstat().st_mtime > cutoff:
+                continue
+            path.unlink()
+        except FileNotFoundError:
+            continue
+        removed.append(name)
+    return tuple(removed)

@@ -186,6 +186,7 @@ class NodeContainer(containers.DeclarativeContainer):
         inventory=inventory,
         driver=config.driver_name,
         profile=profile,
+        fetch_deadline_s=providers.Callable(or_default, config.claim_fetch_timeout_s, 20.0),
     )
     maintainer = providers.Singleton(
         PoolMaintainer,

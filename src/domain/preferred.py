@@ -29,12 +29,15 @@ def preferred_devices(
 ) -> tuple[DeviceName, ...]:
     """`must_include` first, then the best `size - len(must_include)` of `available`.
 
-    Names this node does not know are never chosen; fewer than `size` names come back when
-    too few are available, and the kubelet fills the rest itself.
+    Only ids of `available` ever come back (a `must_include` id the kubelet did not offer is
+    dropped), never more than `size` of them. Names this node does not know are never chosen;
+    fewer than `size` names come back when too few are available, and the kubelet fills the
+    rest itself.
     """
     known = {d.name: d for d in devices}
-    must = tuple(dict.fromkeys(must_include))
-    free = _ordered(known[n] for n in set(available) - set(must) if n in known)
+    offered = set(available)
+    must = tuple(n for n in dict.fromkeys(must_include) if n in offered)[: max(size, 0)]
+    free = _ordered(known[n] for n in offered - set(must) if n in known)
     anchors = [known[n] for n in must if n in known]
     chosen = _pick(free, size - len(must), anchors, LEVELS)
     return must + tuple(d.name for d in _ordered(chosen))

@@ -137,10 +137,12 @@ def _remove(
         plane.kubectl("delete", "node", node, "--ignore-not-found", check=False)
 
 
-def probe_slice(name: str, node: str | None, devices: int = 1) -> dict[str, Any]:
-    """A ResourceSlice of PROBE_DRIVER on `node` (None: a cluster-wide pool)."""
+def probe_slice(
+    name: str, node: str | None, devices: int = 1, *, driver: str = PROBE_DRIVER
+) -> dict[str, Any]:
+    """A ResourceSlice of `driver` on `node` (None: a cluster-wide pool)."""
     spec: dict[str, Any] = {
-        "driver": PROBE_DRIVER,
+        "driver": driver,
         "pool": {"name": name, "generation": 1, "resourceSliceCount": 1},
         "devices": [{"name": f"probe-{n}"} for n in range(devices)],
     }

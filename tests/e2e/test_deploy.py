@@ -174,7 +174,7 @@ def test_the_pod_bound_token_carries_node_a(deployment: Deployment) -> None:
 def test_the_token_creates_updates_and_deletes_its_own_nodes_slices(
     policy_in_force: Deployment,
 ) -> None:
-    own = probe_slice(unique("probe-a"), policy_in_force.node_a)
+    own = probe_slice(unique("probe-a"), policy_in_force.node_a, driver=DRIVER)
     created = policy_in_force.as_plugin("create", "-f", "-", "-o", "json", stdin=json.dumps(own))
     assert created.returncode == 0, created.stderr
     stored = json.loads(created.stdout)
@@ -204,6 +204,28 @@ def test_the_token_may_not_create_update_or_delete_node_bs_slices(
     assert denied_by_policy(deleted, says=says), deleted.stderr
     after = kubectl_json(plane, "get", "resourceslice", name)
     assert after["spec"]["devices"] == [{"name": "probe-0"}]
+
+
+def test_the_token_may_not_create_update_or_delete_another_drivers_slices_on_its_node(
+    policy_in_force: Deployment,
+) -> None:
+    plane, node_a = policy_in_force.plane, policy_in_force.node_a
+    foreign = probe_slice(unique("probe-other-driver"), node_a)
+    says = f"may not write ResourceSlices of driver '{foreign['spec']['driver']}'"
+    created = policy_in_force.as_plugin("create", "-f", "-", stdin=json.dumps(foreign))
+    assert denied_by_policy(created, says=says), created.stderr
+    # Another driver's plugin on the same node published it: the token may not touch it.
+    name = foreign["metadata"]["name"]
+    plane.kubectl("create", "-f", "-", input=json.dumps(foreign))
+    stored = kubectl_json(plane, "get", "resourceslice", name)
+    stored["spec"]["devices"] = [{"name": "hijacked"}]
+    updated = policy_in_force.as_plugin("replace", "-f", "-", stdin=json.dumps(stored))
+    assert denied_by_policy(updated, says=says), updated.stderr
+    deleted = policy_in_force.as_plugin("delete", "resourceslice", name)
+    assert denied_by_policy(deleted, says=says), deleted.stderr
+    after = kubectl_json(plane, "get", "resourceslice", name)
+    assert after["spec"]["devices"] == [{"name": "probe-0"}]
+    plane.kubectl("delete", "resourceslice", name)
 
 
 def test_the_token_may_not_write_a_cluster_wide_slice(policy_in_force: Deployment) -> None:

@@ -10,13 +10,18 @@ import os
 import re
 from pathlib import Path
 
-from npu_dra.adapters.atomic import atomic_write, fsync_dir
+from npu_dra.adapters.atomic import atomic_write, fsync_dir, remove_temp_files
 from npu_dra.adapters.cdi.codec import InvalidCdiSpec, check_uid, decode, encode
 from npu_dra.domain.cdi import CdiSpec
 from npu_dra.domain.errors import InvalidName, StateError
 from npu_dra.domain.ids import ClaimUID
 
 SPEC_MODE = 0o644
+# Temp files start with a dot and our spec names (CDI runtimes ignore them), so a clean-up at
+# start removes only ours. Older versions used the Go library's `spec.*.tmp`, which other
+# drivers still use in this shared directory: those are removed only once they are stale.
+LEGACY_TEMP_PREFIX = "spec."
+LEGACY_TEMP_AGE_S = 600.0
 
 
 class FileCdiStore:
@@ -26,13 +31,14 @@ class FileCdiStore:
         # transient-spec name, with the claim UID as the transient ID.
         self._prefix = f"k8s.{driver}-{cdi_class}_"
         self._pattern = re.compile(rf"^{re.escape(self._prefix)}(.+)\.json$")
+        self._temp_prefix = f".{self._prefix}"
 
     def write(self, *, uid: ClaimUID, spec: CdiSpec) -> None:
         path = self._path(uid)
         data = json.dumps(encode(spec), indent=2).encode() + b"\n"
         # Atomic like the Go writer: a crash leaves the old spec or the new one, never a mix.
         try:
-            atomic_write(path, data, mode=SPEC_MODE, temp_prefix="spec.")
+            atomic_write(path, data, mode=SPEC_MODE, temp_prefix=self._temp_prefix)
         except OSError as e:
             raise StateError(f"CDI spec {path}: cannot write: {e}") from e
 
@@ -55,6 +61,15 @@ class FileCdiStore:
             return
         except OSError as e:
             raise StateError(f"CDI spec {path}: cannot remove: {e}") from e
+
+    def remove_temp_files(self) -> tuple[str, ...]:
+        """Temp files of writes a crash interrupted (call at start only); their names."""
+        try:
+            return remove_temp_files(self._root, [self._temp_prefix]) + remove_temp_files(
+                self._root, [LEGACY_TEMP_PREFIX], older_than_s=LEGACY_TEMP_AGE_S
+            )
+        except OSError as e:
+            raise StateError(f"CDI root {self._root}: cannot remove temp files: {e}") from e
 
     def claim_uids(self) -> frozenset[ClaimUID]:
         try:

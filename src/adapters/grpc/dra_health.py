@@ -4,6 +4,8 @@ With the ResourceHealthStatus gate on, the kubelet opens NodeWatchResources on e
 DRA plugin and shows device health in pod status. Every message is the complete list (a device
 left out turns Unknown), so each tick re-sends all devices from the cached inventory; it never
 probes the hardware itself, whoever refreshes the inventory drives what the stream reports.
+At most MAX_STREAMS streams are open at once (see streams.py), and a stream ends as soon as its
+client goes away, so streams never hold the threads NodePrepareResources needs.
 """
 
 import logging
@@ -13,11 +15,13 @@ from collections.abc import Iterator
 from typing import Any, Protocol
 
 from npu_dra.adapters.grpc.gen.dra_health.v1alpha1 import api_pb2, api_pb2_grpc
+from npu_dra.adapters.grpc.streams import StreamLimit
 from npu_dra.domain.device import Health, NodeInventory
 
 log = logging.getLogger(__name__)
 
 TICK_S = 5.0
+MAX_STREAMS = 4  # the kubelet opens one; a restarted kubelet's old one may linger a moment
 _STATUS = {
     Health.HEALTHY: api_pb2.HEALTHY,
     Health.DEGRADED: api_pb2.HEALTHY,  # a minor alarm; the chip still works
@@ -46,22 +50,42 @@ def health_message(inventory: NodeInventory) -> api_pb2.NodeWatchResourcesRespon
 
 
 class DraHealthServicer(api_pb2_grpc.DRAResourceHealthServicer):
-    def __init__(self, inventory: InventorySource, *, tick_s: float = TICK_S) -> None:
+    def __init__(
+        self, inventory: InventorySource, *, tick_s: float = TICK_S, max_streams: int = MAX_STREAMS
+    ) -> None:
         self._inventory = inventory
         self._tick_s = tick_s
-        self._closing = threading.Event()
+        self._closing = False
+        self._streams: set[threading.Event] = set()
+        self._lock = threading.Lock()
+        self.limit = StreamLimit(max_streams, what="DRAResourceHealth")
 
     def NodeWatchResources(
         self, request: api_pb2.NodeWatchResourcesRequest, context: Any
     ) -> Iterator[api_pb2.NodeWatchResourcesResponse]:
-        log.info("kubelet watches device health")
-        while not self._closing.is_set() and context.is_active():
-            yield health_message(self._inventory.current())
-            self._closing.wait(self._tick_s)
+        with self.limit.slot(context):
+            ended = threading.Event()
+            context.add_callback(ended.set)
+            with self._lock:
+                if self._closing:
+                    return
+                self._streams.add(ended)
+            log.info("kubelet watches device health")
+            try:
+                while not ended.is_set() and context.is_active():
+                    yield health_message(self._inventory.current())
+                    ended.wait(self._tick_s)
+            finally:
+                with self._lock:
+                    self._streams.discard(ended)
 
     def close(self) -> None:
         """End every open stream (before the server stops, so stopping does not wait on them)."""
-        self._closing.set()
+        with self._lock:
+            self._closing = True
+            streams = list(self._streams)
+        for ended in streams:
+            ended.set()
 
 
 def add_dra_health(server: Any, servicer: DraHealthServicer) -> None:

@@ -3,7 +3,9 @@
 Contracts the kubelet relies on: the response holds an entry for every claim it sent, keyed by
 the UID string it sent (a claim the kubelet does not get back fails the whole call on its side);
 one bad claim is an error in its own slot, never a failed call; request names lose their
-`/subrequest` suffix; only v1 can carry a device's share ID.
+`/subrequest` suffix; only v1 can carry a device's share ID. A prepare whose caller already gave
+up (its deadline passed while it queued for a worker) is not started: the kubelet unprepares
+such a claim and never asks again, so preparing it now would leave it prepared for good.
 """
 
 import itertools
@@ -12,6 +14,7 @@ from collections.abc import Iterable
 from typing import Any, Protocol
 
 import attrs
+import grpc
 
 from npu_dra.adapters.grpc.gen.dra.v1 import api_pb2 as v1
 from npu_dra.adapters.grpc.gen.dra.v1 import api_pb2_grpc as v1_grpc
@@ -95,6 +98,7 @@ class DraPluginV1(v1_grpc.DRAPluginServicer):
     def NodePrepareResources(
         self, request: v1.NodePrepareResourcesRequest, context: Any
     ) -> v1.NodePrepareResourcesResponse:
+        _refuse_if_abandoned(context)
         answers = self._calls.prepare(request.claims)
         return v1.NodePrepareResourcesResponse(
             claims={uid: _v1_answer(a) for uid, a in answers.items()}
@@ -116,6 +120,7 @@ class DraPluginV1beta1(v1beta1_grpc.DRAPluginServicer):
     def NodePrepareResources(
         self, request: v1beta1.NodePrepareResourcesRequest, context: Any
     ) -> v1beta1.NodePrepareResourcesResponse:
+        _refuse_if_abandoned(context)
         answers = self._calls.prepare(request.claims)
         return v1beta1.NodePrepareResourcesResponse(
             claims={uid: _v1beta1_answer(a) for uid, a in answers.items()}
@@ -130,6 +135,13 @@ class DraPluginV1beta1(v1beta1_grpc.DRAPluginServicer):
                 uid: v1beta1.NodeUnprepareResourceResponse(error=e) for uid, e in errors.items()
             }
         )
+
+
+def _refuse_if_abandoned(context: Any) -> None:
+    remaining = context.time_remaining()
+    if not context.is_active() or (remaining is not None and remaining <= 0):
+        log.warning("a prepare call arrived after its deadline; not started")
+        context.abort(grpc.StatusCode.DEADLINE_EXCEEDED, "deadline passed before the call ran")
 
 
 def _v1_answer(answer: Answer) -> v1.NodePrepareResourceResponse:

@@ -4,6 +4,10 @@ The kubelet discovers plugins by socket files: a stale file from a crashed run m
 `bind()`, a stopped server must leave no file behind, and a socket file that someone deleted
 (a kubelet restart, an operator) means the kubelet no longer sees us, so the server is rebuilt
 on the same path. A grpc.Server cannot be restarted, hence `register` to build it again.
+
+Whoever can connect to these sockets can prepare devices, so their modes are set explicitly
+(0600 by default), never left to the process's umask: the socket is bound under a umask that
+grants nobody else anything and chmod-ed after, so there is no moment it is open to all.
 """
 
 import logging
@@ -17,9 +21,13 @@ from typing import Any
 
 import grpc
 
+from npu_dra.adapters.atomic import ensure_dir
+
 log = logging.getLogger(__name__)
 
 MAX_SOCKET_PATH = 107  # sun_path is 108 bytes including the terminating NUL
+SOCKET_MODE = 0o600
+_UMASK_LOCK = threading.Lock()  # the umask is per process: one bind at a time changes it
 
 
 def unix_target(path: Path) -> str:
@@ -46,9 +54,16 @@ class UnixGrpcServer:
     """One gRPC server listening on one unix socket path."""
 
     def __init__(
-        self, path: Path, register: Callable[[Any], None], *, workers: int = 8, name: str = ""
+        self,
+        path: Path,
+        register: Callable[[Any], None],
+        *,
+        workers: int = 8,
+        name: str = "",
+        mode: int = SOCKET_MODE,
     ) -> None:
         self.path = path
+        self.mode = mode
         self._register = register
         self._workers = workers
         self._name = name or path.name
@@ -82,13 +97,19 @@ class UnixGrpcServer:
 
     def _start(self) -> None:
         check_socket_path(self.path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        ensure_dir(self.path.parent, mode=0o700)
         remove_stale(self.path)
         self._pool = futures.ThreadPoolExecutor(self._workers, thread_name_prefix=self._name)
         server = grpc.server(self._pool)
         self._register(server)
-        server.add_insecure_port(unix_target(self.path))
-        server.start()
+        with _UMASK_LOCK:
+            previous = os.umask(0o777 & ~self.mode)
+            try:
+                server.add_insecure_port(unix_target(self.path))
+                server.start()
+            finally:
+                os.umask(previous)
+        os.chmod(self.path, self.mode)
         self._server, self._inode = server, _inode(self.path)
         log.info("%s: serving on %s", self._name, self.path)
 

@@ -49,6 +49,7 @@ class Settings:
     log_format: str
     cluster: str
     health_interval: float = 10.0
+    claim_fetch_timeout: float = 20.0
     sysfs_root: Path = Path("/sys")
     dev_root: Path = Path("/dev")
     ascend_root: Path = Path("/usr/local/Ascend")
@@ -90,6 +91,7 @@ class Settings:
             "healthcheck_host": HEALTHCHECK_HOST,
             "healthcheck_port": self.healthcheck_port,
             "health_interval_s": self.health_interval,
+            "claim_fetch_timeout_s": self.claim_fetch_timeout,
             "cluster": {"kind": self.cluster, "kubeconfig": self.kubeconfig},
         }
 
@@ -123,6 +125,19 @@ def positive_seconds(text: str) -> float:
         value = 0.0
     if value <= 0:
         raise argparse.ArgumentTypeError(f"{text!r}: expected a positive number of seconds")
+    return value
+
+
+KUBELET_CALL_TIMEOUT_S = 45.0
+
+
+def claim_fetch_timeout(text: str) -> float:
+    """Seconds, below the kubelet's 45 s prepare timeout (an answer after it is thrown away)."""
+    value = positive_seconds(text)
+    if value >= KUBELET_CALL_TIMEOUT_S:
+        raise argparse.ArgumentTypeError(
+            f"{text!r}: must be below the kubelet's {KUBELET_CALL_TIMEOUT_S:.0f}s call timeout"
+        )
     return value
 
 
@@ -246,6 +261,13 @@ def flags() -> tuple[Flag, ...]:
             "10",
             "seconds between hardware health probes (changes republish the pool)",
             {"type": positive_seconds, "metavar": "SECONDS"},
+        ),
+        Flag(
+            "--claim-fetch-timeout",
+            "CLAIM_FETCH_TIMEOUT",
+            "20",
+            "seconds a prepare waits for the API server to return its claims, all together",
+            {"type": claim_fetch_timeout, "metavar": "SECONDS"},
         ),
         Flag("--log-level", "LOG_LEVEL", "info", "log level", {"type": one_of(LOG_LEVELS)}),
         Flag("--log-format", "LOG_FORMAT", "text", "text or json", {"type": one_of(LOG_FORMATS)}),

@@ -1,10 +1,13 @@
 """The plugin process's life: restore, publish, serve in the kubelet's order, stop cleanly.
 
 Start order is a contract with the kubelet: state is repaired before anything is served (a
-prepare must never see a CDI spec the checkpoint does not back), the pool is published, the DRA
-socket serves, and only then does the registration socket appear, so the kubelet never finds an
-endpoint that does not answer. Shutdown runs the other way: the registration socket goes first.
-A damaged checkpoint stops the start with the file's name and is left as it is.
+prepare must never see a CDI spec the checkpoint does not back), the DRA socket serves, and only
+then does the registration socket appear, so the kubelet never finds an endpoint that does not
+answer. Nothing on that path needs the API server: checkpointed claims are prepared and
+unprepared from the checkpoint alone, so a plugin restarted during an API outage serves at once,
+and the pool is published in the background, retried until the API server answers. Shutdown
+runs the other way: the registration socket goes first. A damaged checkpoint stops the start
+with the file's name and is left as it is.
 """
 
 import logging
@@ -94,13 +97,14 @@ class KubeletPlugin:
     def _restore(self) -> None:
         try:
             report = self._node.preparer().repair()
-            self._node.publisher().publish(refresh=False)
         except StateError as error:
             raise StartupError(
                 f"{error}; nothing was overwritten: repair or move it aside"
             ) from error
         except (DomainError, ValueError) as error:
             raise StartupError(str(error)) from error
+        if report.temp_files:
+            log.info("restart repair: removed temp files %s", list(report.temp_files))
         for problem in report.unrepairable:
             log.error("restart repair: %s", problem)
         if report.rewritten or report.removed:

@@ -8,6 +8,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
+from npu_dra.adapters.atomic import ensure_dir
 from npu_dra.adapters.grpc.dra_health import DraHealthServicer, InventorySource, add_dra_health
 from npu_dra.adapters.grpc.dra_servicer import DraCalls, add_dra_services
 from npu_dra.adapters.grpc.health_servicer import HealthServer, HealthServicer, LivenessProbe
@@ -24,7 +25,10 @@ from npu_dra.domain.ports import NodeClaims
 
 PLUGIN_VERSIONS = (*DRA_VERSIONS, DRA_HEALTH_VERSION)
 STOP_GRACE_S = 5.0  # in-flight prepares finish; the kubelet retries anything cut off
-DRA_WORKERS = 10  # prepares, liveness calls and one long-lived health stream per kubelet
+# Health streams are bounded (dra_health.MAX_STREAMS), so these always leave threads for
+# prepares, unprepares and liveness calls, however many streams clients try to open.
+DRA_WORKERS = 16
+DATA_DIR_MODE = 0o700  # the DRA socket and the checkpoint: root only, whatever the umask
 
 
 def dra_socket_path(plugins_dir: str, driver: str) -> Path:
@@ -47,6 +51,7 @@ def serve_dra(
         add_dra_services(server, calls)
         add_dra_health(server, health)
 
+    ensure_dir(socket.parent, mode=DATA_DIR_MODE, existing=True)
     server = UnixGrpcServer(socket, register, workers=DRA_WORKERS, name="dra")
     server.start()
     try:

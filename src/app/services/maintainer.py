@@ -1,5 +1,11 @@
-"""Keeps the published pool true: re-probes hardware every interval (health changes) and
-republishes at once when the API tells us our slices were changed or deleted by someone else.
+"""Keeps the published pool true: publishes it first thing, re-probes hardware every interval
+(health changes), and republishes at once when the API tells us our slices were changed or
+deleted by someone else.
+
+Publishing never blocks serving: the plugin serves both sockets from its checkpoint while this
+worker publishes in the background. A publish that fails (the API server is down) is tried
+again every `retry_s` until one succeeds, so the pool is back within about a second of the API
+server coming back, and a restart during an outage never crash-loops.
 
 One worker thread does every publish, so probes and syncs never overlap; wake-ups that arrive
 while it works are merged into one more sync.
@@ -17,16 +23,26 @@ from npu_dra.domain.ports import SliceWatcher
 
 log = logging.getLogger(__name__)
 
+RETRY_S = 0.5
+STOP_WAIT_S = 2.0  # a publish stuck on a dead API server is not waited for (daemon thread)
+
 
 class PoolMaintainer:
     def __init__(
-        self, *, inventory: InventoryCache, publisher: PoolPublisher, interval_s: float
+        self,
+        *,
+        inventory: InventoryCache,
+        publisher: PoolPublisher,
+        interval_s: float,
+        retry_s: float = RETRY_S,
     ) -> None:
         self._inventory = inventory
         self._publisher = publisher
         self._interval = interval_s
+        self._retry = retry_s
         self._wake = threading.Event()
         self._stop = threading.Event()
+        self._published = threading.Event()
         self._thread: threading.Thread | None = None
 
     def start(self) -> None:
@@ -37,28 +53,46 @@ class PoolMaintainer:
         """Republish soon (the stored slices may differ from ours); safe from any thread."""
         self._wake.set()
 
+    def wait_published(self, timeout: float | None = None) -> bool:
+        """Whether a publish has succeeded since start (waiting up to `timeout` for one)."""
+        return self._published.wait(timeout)
+
     def stop(self) -> None:
         self._stop.set()
         self._wake.set()
         if self._thread is not None:
-            self._thread.join(timeout=10)
+            self._thread.join(timeout=STOP_WAIT_S)
 
     def _run(self) -> None:
+        due = True  # the first publish
         while not self._stop.is_set():
-            woken = self._wake.wait(self._interval)
+            if due:
+                due = not self._publish()
+            woken = self._wake.wait(self._retry if due else self._interval)
             if self._stop.is_set():
                 return
             self._wake.clear()
-            self._tick(resync=woken)
+            due = due or woken or self._inventory_changed()
 
-    def _tick(self, *, resync: bool) -> None:
+    def _publish(self) -> bool:
+        try:
+            self._publisher.publish(refresh=False)
+        except DomainError as error:  # keep serving; try again soon
+            log.error("publishing the pool failed, retrying in %.1fs: %s", self._retry, error)
+            return False
+        except Exception:  # a bug must not end the worker: the pool would never come back
+            log.exception("publishing the pool failed, retrying in %.1fs", self._retry)
+            return False
+        self._published.set()
+        return True
+
+    def _inventory_changed(self) -> bool:
         try:
             before = self._inventory.current()
-            after = self._inventory.refresh() if not resync else before
-            if resync or after != before:
-                self._publisher.publish(refresh=False)
+            return self._inventory.refresh() != before
         except DomainError as error:  # keep serving with the last good inventory
             log.error("keeping the pool as it is: %s", error)
+            return False
 
 
 def maintained_pool(

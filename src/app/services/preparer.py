@@ -6,19 +6,29 @@ Contracts:
   rewritten (a missing CDI spec is recreated, nothing else).
 - Ordering: prepare writes the CDI spec, then the checkpoint; unprepare removes the CDI spec, then
   the checkpoint entry. A crash between the two leaves a state `repair()` fixes at the next start.
-- API reads happen before the lock; every state change happens under it.
+- A claim already in the checkpoint is answered from it, without any API call: during an API
+  outage the kubelet still gets its answer at once. Only new claims are read from the API,
+  concurrently and under one deadline well below the kubelet's 45 s (see claim_fetch).
+- API reads happen outside the state lock; every state change happens under it. An unprepare
+  that arrives while a prepare of the same claim waits on the API cancels that prepare's commit
+  (see inflight): a prepare the kubelet gave up on never leaves a claim prepared behind it.
+- A UID is only ever answered for the namespace/name it was prepared under: a call that names a
+  known UID with another identity gets an error and changes nothing.
 """
 
 import logging
 import threading
 from collections.abc import Sequence
+from typing import Protocol, runtime_checkable
 
 import attrs
 
+from npu_dra.app.services.claim_fetch import Fetched, fetch_claims
+from npu_dra.app.services.inflight import InFlight, PendingPrepare
 from npu_dra.app.services.inventory import InventoryCache
 from npu_dra.domain.cdi import claim_cdi_spec
 from npu_dra.domain.checkpoint import Checkpoint, PreparedClaim
-from npu_dra.domain.claims import ClaimRef, ResourceClaim
+from npu_dra.domain.claims import ClaimRef
 from npu_dra.domain.errors import DomainError
 from npu_dra.domain.ids import ClaimUID, DriverName, PoolName
 from npu_dra.domain.ports import CdiStore, CheckpointStore, ClusterApi
@@ -27,12 +37,25 @@ from npu_dra.domain.profile import DeviceProfile
 
 log = logging.getLogger(__name__)
 
+FETCH_DEADLINE_S = 20.0  # the kubelet's NodePrepareResources timeout is 45 s
+FETCH_WORKERS = 16
+
+
+@runtime_checkable
+class LeavesTempFiles(Protocol):
+    """A file store whose writes a crash can interrupt, leaving temp files behind."""
+
+    def remove_temp_files(self) -> tuple[str, ...]:
+        """Remove them (only at start, when no write of ours is in flight); their names."""
+        ...
+
 
 @attrs.frozen
 class RepairReport:
     rewritten: tuple[ClaimUID, ...]
     removed: tuple[ClaimUID, ...]
     unrepairable: tuple[str, ...]
+    temp_files: tuple[str, ...] = ()
 
 
 class ClaimPreparer:
@@ -45,6 +68,8 @@ class ClaimPreparer:
         inventory: InventoryCache,
         driver: DriverName,
         profile: DeviceProfile,
+        fetch_deadline_s: float = FETCH_DEADLINE_S,
+        fetch_workers: int = FETCH_WORKERS,
     ) -> None:
         self._cluster = cluster
         self._cdi = cdi
@@ -52,22 +77,36 @@ class ClaimPreparer:
         self._inventory = inventory
         self._driver = driver
         self._profile = profile
+        self._fetch_deadline = fetch_deadline_s
+        self._fetch_workers = fetch_workers
         self._lock = threading.Lock()
+        self._in_flight = InFlight()
 
     def prepare(self, refs: Sequence[ClaimRef]) -> dict[ClaimUID, ClaimOutcome]:
-        fetched = {ref.uid: self._fetch(ref) for ref in refs}
         with self._lock:
-            checkpoint = self._checkpoints.load()
-            outcomes: dict[ClaimUID, ClaimOutcome] = {}
-            for ref in refs:
-                checkpoint, outcomes[ref.uid] = self._prepare_one(ref, fetched[ref.uid], checkpoint)
-            return outcomes
+            known = self._checkpoints.load().claims
+            pending = self._in_flight.open(ref.uid for ref in refs)
+        try:
+            fresh = [ref for ref in refs if ref.uid not in known]
+            fetched = fetch_claims(
+                fresh,
+                lambda ref: self._cluster.get_claim(ref=ref),
+                deadline_s=self._fetch_deadline,
+                workers=self._fetch_workers,
+            )
+            with self._lock:
+                return self._commit(refs, fetched, pending)
+        finally:
+            with self._lock:
+                self._in_flight.close(pending)
 
     def unprepare(self, refs: Sequence[ClaimRef]) -> dict[ClaimUID, str | None]:
         with self._lock:
             checkpoint = self._checkpoints.load()
             errors: dict[ClaimUID, str | None] = {}
             for ref in refs:
+                if self._in_flight.cancel(ref.uid):
+                    log.info("unprepare %s: cancelled a prepare still waiting on the API", ref)
                 checkpoint, errors[ref.uid] = self._unprepare_one(ref, checkpoint)
             return errors
 
@@ -76,28 +115,46 @@ class ClaimPreparer:
             return self._checkpoints.load()
 
     def repair(self) -> RepairReport:
-        """At start: recreate missing or damaged CDI specs of checkpointed claims (the CDI dir
-        may be tmpfs) and remove specs of claims the checkpoint does not hold."""
+        """At start: remove temp files a crash left, recreate missing or damaged CDI specs of
+        checkpointed claims (the CDI dir may be tmpfs) and remove specs of claims the checkpoint
+        does not hold."""
         with self._lock:
+            temp_files = tuple(
+                name
+                for store in (self._checkpoints, self._cdi)
+                if isinstance(store, LeavesTempFiles)
+                for name in store.remove_temp_files()
+            )
             checkpoint = self._checkpoints.load()
             rewritten, unrepairable = self._rewrite_specs(checkpoint)
             removed = tuple(sorted(self._cdi.claim_uids() - set(checkpoint.claims)))
             for uid in removed:
                 self._cdi.remove(uid=uid)
                 log.info("removed CDI spec of claim %s: not in the checkpoint", uid)
-            return RepairReport(rewritten, removed, unrepairable)
+            return RepairReport(rewritten, removed, unrepairable, temp_files)
 
-    def _fetch(self, ref: ClaimRef) -> ResourceClaim | str:
-        try:
-            return self._cluster.get_claim(ref=ref)
-        except DomainError as error:
-            return f"claim {ref}: {error}"
+    def _commit(
+        self, refs: Sequence[ClaimRef], fetched: dict[ClaimUID, Fetched], pending: PendingPrepare
+    ) -> dict[ClaimUID, ClaimOutcome]:
+        checkpoint = self._checkpoints.load()
+        outcomes: dict[ClaimUID, ClaimOutcome] = {}
+        for ref in refs:
+            if ref.uid in pending.cancelled:
+                error = f"claim {ref}: unprepared while this prepare waited; not prepared"
+                log.warning("prepare %s cancelled: unprepared while it waited", ref)
+                outcomes[ref.uid] = ClaimOutcome(error=error)
+                continue
+            claim = fetched.get(ref.uid, f"claim {ref}: not prepared (was it unprepared?)")
+            checkpoint, outcomes[ref.uid] = self._prepare_one(ref, claim, checkpoint)
+        return outcomes
 
     def _prepare_one(
-        self, ref: ClaimRef, claim: ResourceClaim | str, checkpoint: Checkpoint
+        self, ref: ClaimRef, claim: Fetched, checkpoint: Checkpoint
     ) -> tuple[Checkpoint, ClaimOutcome]:
         recorded = checkpoint.claims.get(ref.uid)
         if recorded is not None:
+            if recorded.ref != ref:
+                return checkpoint, ClaimOutcome(error=_other_identity(ref, recorded))
             try:
                 self._ensure_spec(recorded)
             except DomainError as error:
@@ -128,9 +185,13 @@ class ClaimPreparer:
     def _unprepare_one(
         self, ref: ClaimRef, checkpoint: Checkpoint
     ) -> tuple[Checkpoint, str | None]:
+        recorded = checkpoint.claims.get(ref.uid)
+        if recorded is not None and recorded.ref != ref:
+            log.warning("unprepare %s refused: %s", ref, _other_identity(ref, recorded))
+            return checkpoint, _other_identity(ref, recorded)
         try:
             self._cdi.remove(uid=ref.uid)
-            if ref.uid not in checkpoint.claims:
+            if recorded is None:
                 return checkpoint, None
             updated = checkpoint.without(ref.uid)
             self._checkpoints.save(checkpoint=updated)
@@ -189,3 +250,10 @@ class ClaimPreparer:
         self._cdi.write(uid=claim.ref.uid, spec=spec)
         log.info("rewrote CDI spec of %s", claim.ref)
         return True
+
+
+def _other_identity(ref: ClaimRef, recorded: PreparedClaim) -> str:
+    return (
+        f"claim {ref}: UID {ref.uid} is prepared for {recorded.ref.namespace}/{recorded.ref.name}; "
+        "nothing changed"
+    )

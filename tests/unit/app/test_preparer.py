@@ -4,8 +4,10 @@ The stores are wrapped by small journaling fakes of our own, so tests assert on 
 and in which order, never on calls to mocks.
 """
 
+import threading
 from typing import Any
 
+import attrs
 import pytest
 
 from npu_dra.adapters.cdi.memory import MemoryCdiStore
@@ -16,9 +18,9 @@ from npu_dra.app.services.inventory import InventoryCache
 from npu_dra.app.services.preparer import ClaimPreparer
 from npu_dra.domain.cdi import CdiSpec
 from npu_dra.domain.checkpoint import Checkpoint, PreparedClaim, PreparedDevice
-from npu_dra.domain.claims import Allocation, AllocationResult, ClaimRef
+from npu_dra.domain.claims import Allocation, AllocationResult, ClaimRef, ResourceClaim
 from npu_dra.domain.device import NodeInventory
-from npu_dra.domain.errors import StateError
+from npu_dra.domain.errors import ClusterUnavailable, StateError
 from npu_dra.domain.ids import (
     ClaimName,
     ClaimUID,
@@ -98,17 +100,54 @@ class CountingProbe:
         return self.hardware.probe()
 
 
+class GatedCluster:
+    """A MemoryCluster whose claim reads can be held (a paused API server) or made to fail
+    (an outage); it counts reads and the most that were in flight at once."""
+
+    def __init__(self) -> None:
+        self.memory = MemoryCluster()
+        self.open = threading.Event()
+        self.open.set()
+        self.down = False
+        self.reads = 0
+        self.in_flight = 0
+        self.most_in_flight = 0
+        self.entered = threading.Semaphore(0)
+        self._lock = threading.Lock()
+
+    def get_claim(self, *, ref: ClaimRef) -> ResourceClaim:
+        with self._lock:
+            self.reads += 1
+            self.in_flight += 1
+            self.most_in_flight = max(self.most_in_flight, self.in_flight)
+        self.entered.release()
+        try:
+            self.open.wait(timeout=10)
+            if self.down:
+                raise ClusterUnavailable("reading ResourceClaim: connection refused")
+            return self.memory.get_claim(ref=ref)
+        finally:
+            with self._lock:
+                self.in_flight -= 1
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.memory, name)
+
+
 class Node:
     """One node's preparer and everything it touches."""
 
-    def __init__(self, checkpoints: CheckpointStore | None = None) -> None:
+    def __init__(
+        self, checkpoints: CheckpointStore | None = None, fetch_deadline_s: float = 20.0
+    ) -> None:
         self.journal: list[str] = []
-        self.cluster = MemoryCluster()
+        self.cluster = GatedCluster()
         self.cdi = JournalCdiStore(self.journal)
         self.checkpoints = JournalCheckpointStore(self.journal)
         self.probe = CountingProbe()
         self.preparer = ClaimPreparer(
-            cluster=self.cluster,
+            fetch_deadline_s=fetch_deadline_s,
+            cluster=self.cluster,  # type: ignore[arg-type]
             cdi=self.cdi,
             checkpoints=checkpoints or self.checkpoints,
             inventory=InventoryCache(self.probe),
@@ -350,3 +389,118 @@ def test_prepared_reports_the_checkpoint(node: Node) -> None:
     ref = node.claim("npu-claim", "npu-7")
     node.prepare(ref)
     assert [d.device for d in node.preparer.prepared().claims[ref.uid].devices] == ["npu-7"]
+
+
+def prepare_in_background(node: Node, *refs: ClaimRef) -> tuple[threading.Thread, dict[str, Any]]:
+    answer: dict[str, Any] = {}
+    thread = threading.Thread(target=lambda: answer.update(node.prepare(*refs)), daemon=True)
+    thread.start()
+    return thread, answer
+
+
+def test_an_unprepare_while_the_prepare_waits_on_the_api_leaves_nothing_prepared(
+    node: Node,
+) -> None:
+    ref = node.claim("slow", "npu-0")
+    node.cluster.open.clear()  # the API server pauses
+    thread, answer = prepare_in_background(node, ref)
+    assert node.cluster.entered.acquire(timeout=10)
+    # The kubelet's call timed out: it unprepares, finds nothing, and never asks again.
+    assert node.preparer.unprepare([ref]) == {ref.uid: None}
+    node.cluster.open.set()
+    thread.join(timeout=10)
+    assert "unprepared while this prepare waited" in str(answer[ref.uid].error)
+    assert node.cdi.claim_uids() == frozenset()
+    assert node.checkpointed() == {}
+    again = node.claim("next-pod", "npu-0")
+    assert devices(node.prepare(again)[again.uid]) == ["npu-0"]
+
+
+def test_a_late_prepare_of_many_claims_commits_none_of_the_unprepared_ones(node: Node) -> None:
+    refs = [node.claim(f"many-{i}", f"npu-{i % 8}") for i in range(3)]
+    node.cluster.open.clear()
+    thread, answer = prepare_in_background(node, *refs)
+    assert node.cluster.entered.acquire(timeout=10)
+    node.preparer.unprepare(refs)
+    node.cluster.open.set()
+    thread.join(timeout=10)
+    assert all(answer[ref.uid].error for ref in refs)
+    assert node.cdi.claim_uids() == frozenset()
+    assert node.checkpointed() == {}
+
+
+def test_prepare_of_checkpointed_claims_makes_no_api_call(node: Node) -> None:
+    refs = [node.claim(f"ready-{i}", f"npu-{i}") for i in range(3)]
+    first = node.prepare(*refs)
+    reads = node.cluster.reads
+    node.cluster.down = True  # an outage: every read would fail after its retry budget
+    assert node.prepare(*refs) == first
+    assert node.cluster.reads == reads
+
+
+def test_claims_of_one_call_are_read_concurrently(node: Node) -> None:
+    refs = [node.claim(f"parallel-{i}", f"npu-{i}") for i in range(6)]
+    node.cluster.open.clear()
+    thread, answer = prepare_in_background(node, *refs)
+    for _ in refs:
+        assert node.cluster.entered.acquire(timeout=10)
+    node.cluster.open.set()
+    thread.join(timeout=10)
+    assert node.cluster.most_in_flight == len(refs)
+    assert sorted(d for ref in refs for d in devices(answer[ref.uid])) == [
+        f"npu-{i}" for i in range(6)
+    ]
+
+
+def test_a_claim_the_api_does_not_return_in_time_gets_its_own_error() -> None:
+    node = Node(fetch_deadline_s=0.2)
+    ready = node.claim("ready", "npu-1")
+    node.prepare(ready)
+    stuck = node.claim("stuck", "npu-0")
+    node.cluster.open.clear()
+    try:
+        outcomes = node.prepare(ready, stuck)
+    finally:
+        node.cluster.open.set()
+    assert devices(outcomes[ready.uid]) == ["npu-1"]
+    assert "did not answer within 0.2s" in str(outcomes[stuck.uid].error)
+    assert set(node.checkpointed()) == {ready.uid}
+
+
+def test_a_known_uid_under_another_name_gets_an_error_and_not_the_devices(node: Node) -> None:
+    ref = node.claim("owner", "npu-3")
+    node.prepare(ref)
+    impostor = attrs.evolve(ref, name=ClaimName("impostor"))
+    outcome = node.prepare(impostor)[ref.uid]
+    assert outcome.devices == ()
+    assert "is prepared for ascend-dra/owner" in str(outcome.error)
+
+
+def test_unprepare_of_a_known_uid_under_another_identity_keeps_the_claim(node: Node) -> None:
+    ref = node.claim("owner", "npu-3")
+    node.prepare(ref)
+    for impostor in (
+        attrs.evolve(ref, name=ClaimName("impostor")),
+        attrs.evolve(ref, namespace=Namespace("other")),
+    ):
+        assert "is prepared for ascend-dra/owner" in str(
+            node.preparer.unprepare([impostor])[ref.uid]
+        )
+    assert node.checkpointed() == {ref.uid: ["npu-3"]}
+    assert node.cdi.read(uid=ref.uid) is not None
+
+
+def test_a_claim_sent_twice_in_one_call_is_read_once_and_answered_at_once() -> None:
+    node = Node(fetch_deadline_s=30.0)
+    ref = node.claim("twice", "npu-4")
+    outcomes = node.prepare(ref, ref)
+    assert devices(outcomes[ref.uid]) == ["npu-4"]
+    assert node.cluster.reads == 1
+
+
+def test_a_read_that_fails_unexpectedly_is_that_claims_error_at_once() -> None:
+    node = Node(fetch_deadline_s=30.0)
+    ref = node.claim("broken", "npu-4")
+    node.cluster.memory.get_claim = lambda *, ref: {}["no such key"]  # type: ignore[method-assign]
+    outcome = node.prepare(ref)[ref.uid]
+    assert "cannot read it: KeyError" in str(outcome.error)

@@ -6,8 +6,10 @@ from npu_dra.adapters.grpc.device_plugin.allocate import (
     AllocateSettings,
     DriverMount,
     MissingHostFiles,
+    TooManyDevices,
     UnhealthyDevices,
     UnknownDevices,
+    check_sizes,
     container_allocation,
 )
 from npu_dra.adapters.grpc.device_plugin.static_cdi import static_spec
@@ -142,3 +144,16 @@ def test_driver_mounts_parse_host_and_optional_container_path(
 def test_driver_mounts_must_be_absolute(text: str) -> None:
     with pytest.raises(ValueError, match="driver mount"):
         DriverMount.parse(text)
+
+
+def test_a_huge_list_of_unknown_ids_gives_a_short_error() -> None:
+    ids = [f"ghost-{i}-" + "x" * 4000 for i in range(1000)]
+    with pytest.raises(UnknownDevices) as refused:
+        container_allocation(DEVICES, ids, AllocateSettings(ASCEND_NPU))
+    assert len(str(refused.value)) < 1000
+    assert str(refused.value).endswith("and 992 more")
+
+
+def test_more_ids_than_the_node_has_devices_are_refused_before_any_lookup() -> None:
+    with pytest.raises(TooManyDevices, match="asks for 1000 device ids; this node has 4"):
+        check_sizes([["npu-0"], ["npu-0"] * 1000], 4)

@@ -126,3 +126,26 @@ def test_answer_honours_must_include_size_and_availability(
     assert len(answer) == len(set(answer)) == min(size, len(free))
     assert set(answer) <= free
     assert answer == prefer(layout, list(reversed(ordered)), size, must)  # order-independent
+
+
+def test_must_include_ids_the_kubelet_did_not_offer_are_never_returned() -> None:
+    assert prefer(MESH_910B, [0, 1, 2, 3], 2, must=(6, 1)) == [1, 0]
+
+
+@pytest.mark.parametrize(("size", "expected"), [(0, []), (-1, []), (1, [2]), (2, [2, 3])])
+def test_the_answer_never_holds_more_than_allocation_size(size: int, expected: list[int]) -> None:
+    assert prefer(MESH_910B, ALL, size, must=(2, 3, 4)) == expected
+
+
+@given(
+    free=st.sets(st.integers(0, 7)),
+    must=st.lists(st.integers(0, 9), max_size=5),
+    size=st.integers(-2, 10),
+    layout=st.sampled_from([RINGS_910A, MESH_910B]),
+)
+def test_any_request_gets_only_offered_ids_and_at_most_size(
+    free: set[int], must: list[int], size: int, layout: tuple[Device, ...]
+) -> None:
+    answer = prefer(layout, sorted(free), size, tuple(must))
+    assert set(answer) <= free
+    assert len(answer) == len(set(answer)) <= max(size, 0)

@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 import itertools
+from collections.abc import Callable
+
+import grpc
+import pytest
 
 from npu_dra.adapters.grpc.dra_health import DraHealthServicer
 from npu_dra.adapters.grpc.gen.dra_health.v1alpha1 import api_pb2
@@ -15,8 +19,22 @@ from npu_dra.domain.ids import NodeName
 class OpenCall:
     """grpc's servicer context, as far as the stream uses it: the kubelet is still listening."""
 
+    def __init__(self) -> None:
+        self.callbacks: list[Callable[[], None]] = []
+
     def is_active(self) -> bool:
         return True
+
+    def add_callback(self, callback: Callable[[], None]) -> bool:
+        self.callbacks.append(callback)
+        return True
+
+    def abort(self, code: grpc.StatusCode, details: str) -> None:
+        raise Aborted(code, details)
+
+
+class Aborted(Exception):
+    pass
 
 
 def health_of(message: api_pb2.NodeWatchResourcesResponse) -> dict[str, int]:
@@ -54,3 +72,23 @@ def test_close_ends_the_stream() -> None:
     servicer.close()
 
     assert list(itertools.islice(stream, 5)) == []
+
+
+def test_streams_past_the_bound_are_refused_and_a_gone_client_frees_its_slot() -> None:
+    inventory = InventoryCache(FakeHardware({"chip": "910B4", "count": 1}, node=NodeName("n1")))
+    servicer = DraHealthServicer(inventory, tick_s=0.001, max_streams=2)
+    calls = [OpenCall() for _ in range(2)]
+    streams = [servicer.NodeWatchResources(api_pb2.NodeWatchResourcesRequest(), c) for c in calls]
+    for stream in streams:
+        next(stream)
+
+    with pytest.raises(Aborted) as refused:
+        next(servicer.NodeWatchResources(api_pb2.NodeWatchResourcesRequest(), OpenCall()))
+    for callback in calls[0].callbacks:  # the first client hung up
+        callback()
+    assert list(itertools.islice(streams[0], 5)) == []
+    late = servicer.NodeWatchResources(api_pb2.NodeWatchResourcesRequest(), OpenCall())
+
+    assert refused.value.args[0] == grpc.StatusCode.RESOURCE_EXHAUSTED
+    assert "2 stream(s) already open" in refused.value.args[1]
+    assert len(next(late).devices) == 1

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import grpc
 import pytest
 
 from npu_dra.adapters.cdi.memory import MemoryCdiStore
@@ -34,6 +35,29 @@ from npu_dra.domain.profile import ASCEND_NPU
 DRIVER = DriverName("npu.huawei.com")
 SHARE = "0b7f1a52-3d4e-4f6a-8b9c-0d1e2f3a4b5c"
 RECORDED = ClaimRef(Namespace("team-a"), ClaimName("recorded"), ClaimUID("uid-recorded"))
+
+
+class Call:
+    """grpc's servicer context, as far as the faces use it."""
+
+    def __init__(self, remaining: float | None = 30.0) -> None:
+        self.remaining = remaining
+
+    def is_active(self) -> bool:
+        return self.remaining is None or self.remaining > 0
+
+    def time_remaining(self) -> float | None:
+        return self.remaining
+
+    def abort(self, code: grpc.StatusCode, details: str) -> None:
+        raise Aborted(code, details)
+
+
+class Aborted(Exception):
+    pass
+
+
+LIVE = Call()
 
 
 class Plugin:
@@ -87,7 +111,7 @@ def test_v1_answers_every_claim_keyed_by_the_uid_sent(plugin: Plugin) -> None:
         claims=[claim(v1, RECORDED), claim(v1, bad), claim(v1, missing)]
     )
 
-    response = plugin.v1.NodePrepareResources(request, None)
+    response = plugin.v1.NodePrepareResources(request, LIVE)
 
     assert set(response.claims) == {"uid-recorded", "uid-bad", "uid-missing"}
     assert response.claims["uid-recorded"].error == ""
@@ -99,7 +123,7 @@ def test_subrequest_suffixes_are_stripped_from_request_names(plugin: Plugin) -> 
     plugin.record(recorded_device("train/big"))
     request = v1beta1.NodePrepareResourcesRequest(claims=[claim(v1beta1, RECORDED)])
 
-    response = plugin.v1beta1.NodePrepareResources(request, None)
+    response = plugin.v1beta1.NodePrepareResources(request, LIVE)
 
     (device,) = response.claims[RECORDED.uid].devices
     assert list(device.request_names) == ["train"]
@@ -112,14 +136,14 @@ def test_v1_carries_the_share_id_and_v1beta1_cannot(plugin: Plugin) -> None:
 
     v1_device = (
         plugin.v1.NodePrepareResources(
-            v1.NodePrepareResourcesRequest(claims=[claim(v1, RECORDED)]), None
+            v1.NodePrepareResourcesRequest(claims=[claim(v1, RECORDED)]), LIVE
         )
         .claims[RECORDED.uid]
         .devices[0]
     )
     v1beta1_device = (
         plugin.v1beta1.NodePrepareResources(
-            v1beta1.NodePrepareResourcesRequest(claims=[claim(v1beta1, RECORDED)]), None
+            v1beta1.NodePrepareResourcesRequest(claims=[claim(v1beta1, RECORDED)]), LIVE
         )
         .claims[RECORDED.uid]
         .devices[0]
@@ -137,7 +161,7 @@ def test_an_unreadable_checkpoint_fails_every_claim_in_its_own_slot(tmp_path: Pa
     bad = ("TEAM", "x", "uid-bad")
     claims = [claim(v1, RECORDED), claim(v1, bad)]
 
-    prepared = plugin.v1.NodePrepareResources(v1.NodePrepareResourcesRequest(claims=claims), None)
+    prepared = plugin.v1.NodePrepareResources(v1.NodePrepareResourcesRequest(claims=claims), LIVE)
     unprepared = plugin.v1.NodeUnprepareResources(
         v1.NodeUnprepareResourcesRequest(claims=claims), None
     )
@@ -153,7 +177,7 @@ def test_unprepare_answers_every_claim(plugin: Plugin) -> None:
         claims=[claim(v1beta1, RECORDED), claim(v1beta1, ("team-a", "c", "u" * 100))]
     )
 
-    response = plugin.v1beta1.NodeUnprepareResources(request, None)
+    response = plugin.v1beta1.NodeUnprepareResources(request, LIVE)
 
     assert response.claims[RECORDED.uid].error == ""
     assert "invalid claim reference" in response.claims["u" * 100].error
@@ -161,6 +185,22 @@ def test_unprepare_answers_every_claim(plugin: Plugin) -> None:
 
 
 def test_an_empty_request_gets_an_empty_answer(plugin: Plugin) -> None:
-    response = plugin.v1.NodePrepareResources(v1.NodePrepareResourcesRequest(), None)
+    response = plugin.v1.NodePrepareResources(v1.NodePrepareResourcesRequest(), LIVE)
 
     assert dict(response.claims) == {}
+
+
+@pytest.mark.parametrize("version", ["v1", "v1beta1"])
+def test_a_prepare_whose_caller_already_gave_up_is_not_started(
+    plugin: Plugin, version: str
+) -> None:
+    ref = ClaimRef(Namespace("team-a"), ClaimName("late"), ClaimUID("uid-late"))
+    api = v1 if version == "v1" else v1beta1
+    face = plugin.v1 if version == "v1" else plugin.v1beta1
+    request = api.NodePrepareResourcesRequest(claims=[claim(api, ref)])
+
+    with pytest.raises(Aborted) as aborted:
+        face.NodePrepareResources(request, Call(remaining=0.0))
+
+    assert aborted.value.args[0] == grpc.StatusCode.DEADLINE_EXCEEDED
+    assert plugin.checkpoints.load().claims == {}

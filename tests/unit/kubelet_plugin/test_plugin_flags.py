@@ -202,3 +202,18 @@ def test_a_gpu_node_description_under_the_npu_profile_does_not_start(tmp_path: P
 
     with pytest.raises(ProbeError, match="--device-profile=gpu"):
         container.hardware().probe()
+
+
+def test_the_claim_fetch_timeout_defaults_below_the_kubelets_45s_and_reaches_the_config() -> None:
+    assert parse(["--node-name=n"]).claim_fetch_timeout == 20.0
+    settings = parse(["--node-name=n"], {"CLAIM_FETCH_TIMEOUT": "5"})
+    assert settings.config()["claim_fetch_timeout_s"] == 5.0
+
+
+@pytest.mark.parametrize("value", ["45", "60", "0", "soon"])
+def test_a_claim_fetch_timeout_the_kubelet_would_not_wait_for_is_refused(
+    value: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(SystemExit):
+        parse(["--node-name=n", f"--claim-fetch-timeout={value}"])
+    assert "--claim-fetch-timeout" in capsys.readouterr().err

@@ -13,6 +13,7 @@ back after writing, and repairs it until what is stored is one whole pool: one g
 """
 
 import copy
+import functools
 import json
 import logging
 from collections.abc import Callable, Sequence
@@ -55,12 +56,18 @@ def whole_pool(stored: Sequence[ResourceSlice]) -> bool:
 
 class KubeCluster:
     def __init__(self, api: client.ApiClient, *, retry_budget_s: float = 30.0) -> None:
-        api = single_try(api)
-        self._api = api
-        # Typed as Any: we send dict bodies and read raw responses, which the stubs do not model.
-        self._resource: Any = client.ResourceV1Api(api)
-        self._core: Any = client.CoreV1Api(api)
+        self._api = single_try(api)
         self._budget = retry_budget_s
+
+    # Built on first use: the client imports an API's module (and its models) when it is first
+    # named, and start-up must serve the sockets before it talks to the API server. The one Node
+    # read goes through the bare client where it can: CoreV1Api's import alone takes over a
+    # second of CPU, which calls answered meanwhile would feel. (Two threads racing to build the
+    # API object build two: harmless.)
+    # Typed as Any: we send dict bodies and read raw responses, which the stubs do not model.
+    @functools.cached_property
+    def _resource(self) -> Any:
+        return client.ResourceV1Api(self._api)
 
     def publish_pool(
         self, *, node: NodeName, driver: DriverName, slices: Sequence[ResourceSlice]
@@ -173,15 +180,32 @@ class KubeCluster:
 
     def _owner(self, deadline: Deadline, node: NodeName) -> dict[str, Any] | None:
         try:
-            found = self._core.read_node(
-                node, _preload_content=False, _request_timeout=deadline.timeout()
-            )
+            found = self._read_node(node, deadline.timeout())
         except ApiException as error:
             if error.status != 404:
                 raise
             log.warning("node %s not found: publishing slices without an owner", node)
             return None
-        return node_owner(node, json.loads(found.data)["metadata"]["uid"])
+        return node_owner(node, found["metadata"]["uid"])
+
+    def _read_node(self, node: NodeName, timeout: float) -> dict[str, Any]:
+        api: Any = self._api
+        if not hasattr(api, "param_serialize"):  # a client older than its pydantic generator
+            core: Any = client.CoreV1Api(api)
+            found = core.read_node(node, _preload_content=False, _request_timeout=timeout)
+            return dict(json.loads(found.data))
+        request = api.param_serialize(
+            method="GET",
+            resource_path="/api/v1/nodes/{name}",
+            path_params={"name": node},
+            header_params={"Accept": "application/json"},
+            auth_settings=["BearerToken"],
+        )
+        response = api.call_api(*request, _request_timeout=timeout)
+        response.read()
+        if not 200 <= response.status <= 299:
+            raise ApiException.from_response(http_resp=response, body=None, data=None)
+        return dict(json.loads(response.data))
 
     def _list(
         self, deadline: Deadline, driver: DriverName | None, node: NodeName | None

@@ -24,6 +24,9 @@ T = TypeVar("T")
 TRANSIENT_STATUS = frozenset({0, 408, 409, 429, 500, 502, 503, 504})
 REQUEST_TIMEOUT_S = 30.0
 MIN_REQUEST_TIMEOUT_S = 0.05
+# Short waits between tries: a refused connection costs nothing, and a caller waiting on the API
+# (a publish during an outage) should get through within a few tenths of a second of its return.
+MAX_WAIT_S = 0.25
 
 
 class ApiRefused(ClusterUnavailable):
@@ -76,7 +79,8 @@ def with_retries(what: str, call: Callable[[Deadline], T], *, budget_s: float) -
     retrying = tenacity.Retrying(
         retry=tenacity.retry_if_exception(is_transient),
         stop=tenacity.stop_before_delay(budget_s),
-        wait=tenacity.wait_exponential(multiplier=0.1, max=5) + tenacity.wait_random(0, 0.1),
+        wait=tenacity.wait_exponential(multiplier=0.1, max=MAX_WAIT_S)
+        + tenacity.wait_random(0, 0.1),
         reraise=True,
     )
     try:

@@ -8,7 +8,9 @@ runtime inject the same nodes and mounts from the static spec; CDI replaces entr
 same path, so a container never gets a node twice.
 
 The kubelet's Allocate has no per-container error slot: one unknown or unhealthy id fails the
-whole call, with a message that names every offending id.
+whole call, with a message that names the offending ids. The message stays short whatever the
+request holds (at most MAX_NAMED ids, each cut to MAX_ID_CHARS, then a count), because a client
+drops an error status of megabytes and would never learn why.
 """
 
 from collections.abc import Iterable, Sequence
@@ -41,6 +43,30 @@ class UnhealthyDevices(AllocationRefused):
 
 class MissingHostFiles(AllocationRefused):
     """The host lacks a device node the chips cannot work without (davinci_manager)."""
+
+
+class TooManyDevices(AllocationRefused):
+    pass
+
+
+MAX_NAMED = 8
+MAX_ID_CHARS = 64
+
+
+def named(ids: Sequence[str]) -> str:
+    """`ids` for an error message, bounded in length however many and long they are."""
+    shown = [i[:MAX_ID_CHARS] + ("..." if len(i) > MAX_ID_CHARS else "") for i in ids]
+    more = len(ids) - MAX_NAMED
+    return ", ".join(shown[:MAX_NAMED]) + (f" and {more} more" if more > 0 else "")
+
+
+def check_sizes(requests: Iterable[Sequence[str]], device_count: int) -> None:
+    """No container can get more devices than the node has: refuse such a request outright."""
+    for ids in requests:
+        if len(ids) > device_count:
+            raise TooManyDevices(
+                f"a container asks for {len(ids)} device ids; this node has {device_count}"
+            )
 
 
 @attrs.frozen
@@ -107,9 +133,9 @@ def with_extra_mounts(found: Sequence[Mount], extra: Iterable[DriverMount]) -> t
 def _checked(known: dict[str, Device], ids: Sequence[str]) -> list[Device]:
     unknown = sorted({i for i in ids if i not in known})
     if unknown:
-        raise UnknownDevices(f"unknown device id(s): {', '.join(unknown)}")
+        raise UnknownDevices(f"unknown device id(s): {named(unknown)}")
     chosen = sorted({known[i] for i in ids}, key=lambda d: d.physical_id)
     unhealthy = [f"{d.name} ({d.health.value})" for d in chosen if not d.health.usable]
     if unhealthy:
-        raise UnhealthyDevices(f"unhealthy device(s): {', '.join(unhealthy)}")
+        raise UnhealthyDevices(f"unhealthy device(s): {', '.join(unhealthy[:MAX_NAMED])}")
     return chosen

@@ -15,7 +15,7 @@ from npu_dra.adapters.grpc.gen.deviceplugin.v1beta1 import api_pb2 as api
 from npu_dra.adapters.grpc.gen.deviceplugin.v1beta1 import api_pb2_grpc
 from npu_dra.adapters.grpc.sockets import UnixGrpcServer, check_socket_path, unix_target
 
-WORKERS = 8  # each open ListAndWatch stream holds one
+WORKERS = 10  # at most servicer.MAX_STREAMS hold one each; the rest answer unary calls
 
 
 class SocketServer:

@@ -2,7 +2,12 @@
 
 Every answer is computed from the board's current list, so the service itself holds no device
 state; it only counts ListAndWatch streams, because a stream that ends while the kubelet keeps
-running means the kubelet dropped us and the runtime should register again.
+running means the kubelet dropped us and the runtime should register again. At most MAX_STREAMS
+streams are open at once (see streams.py), so they never take the threads Allocate needs.
+
+Requests are bounded too: GetPreferredAllocation answers only ids the kubelet offered, never more
+than it asked for, and an Allocate of more ids than this node has devices is refused with a
+short message (the kubelet's client rejects an error of megabytes).
 """
 
 import logging
@@ -17,18 +22,22 @@ from npu_dra.adapters.grpc.device_plugin import wire
 from npu_dra.adapters.grpc.device_plugin.allocate import (
     AllocateSettings,
     AllocationRefused,
+    TooManyDevices,
     UnknownDevices,
+    check_sizes,
     container_allocation,
 )
 from npu_dra.adapters.grpc.device_plugin.board import DeviceBoard
 from npu_dra.adapters.grpc.gen.deviceplugin.v1beta1 import api_pb2 as api
 from npu_dra.adapters.grpc.gen.deviceplugin.v1beta1 import api_pb2_grpc
+from npu_dra.adapters.grpc.streams import StreamLimit
 from npu_dra.domain.ids import DeviceName
 from npu_dra.domain.preferred import preferred_devices
 
 log = logging.getLogger(__name__)
 
 STREAM_POLL_S = 0.5  # how soon a stream notices its RPC ended if nothing woke it
+MAX_STREAMS = 2  # the kubelet keeps one; a re-registration may overlap the old one briefly
 
 
 class DevicePluginService(api_pb2_grpc.DevicePluginServicer):
@@ -40,6 +49,7 @@ class DevicePluginService(api_pb2_grpc.DevicePluginServicer):
         self._open_streams = 0
         self._last_stream_end: float | None = None
         self._generation = 0  # streams opened before end_streams() belong to an older one
+        self.limit = StreamLimit(MAX_STREAMS, what=f"{name}: ListAndWatch")
 
     def stream_lost_for(self) -> float | None:
         """Seconds since the last ListAndWatch stream ended with none open; None otherwise."""
@@ -62,6 +72,10 @@ class DevicePluginService(api_pb2_grpc.DevicePluginServicer):
         return wire.plugin_options()
 
     def ListAndWatch(self, request: api.Empty, context: Any) -> Iterator[api.ListAndWatchResponse]:
+        with self.limit.slot(context):
+            yield from self._list_and_watch(context)
+
+    def _list_and_watch(self, context: Any) -> Iterator[api.ListAndWatchResponse]:
         context.add_callback(self._board.wake)
         generation = self._stream_opened()
         try:
@@ -97,6 +111,7 @@ class DevicePluginService(api_pb2_grpc.DevicePluginServicer):
     def Allocate(self, request: api.AllocateRequest, context: Any) -> api.AllocateResponse:
         devices = self._board.devices()
         try:
+            check_sizes([r.devices_ids for r in request.container_requests], len(devices))
             answers = [
                 wire.container_response(
                     container_allocation(devices, r.devices_ids, self._settings)
@@ -129,6 +144,6 @@ class DevicePluginService(api_pb2_grpc.DevicePluginServicer):
 
 
 def _status_of(refused: AllocationRefused) -> grpc.StatusCode:
-    if isinstance(refused, UnknownDevices):
+    if isinstance(refused, UnknownDevices | TooManyDevices):
         return grpc.StatusCode.INVALID_ARGUMENT
     return grpc.StatusCode.FAILED_PRECONDITION
