@@ -1,0 +1,131 @@
+"""The two kubelet plugins that benchmarks/vs_go.py compares, each run as the DaemonSet would run
+it: npu-dra's `kubelet-plugin` on a fake 910B4 node (fake npu-smi, /dev and /sys), and Kubernetes'
+own DRA test driver (k8s.io/kubernetes/test/e2e/dra/test-driver, on the kubeletplugin helper)
+built by tests/e2e/k8s/build-test-driver.sh. Both get a fresh scratch host per start, run in their
+own session, die with this process and are stopped with SIGTERM (SIGKILL after a grace)."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import signal
+import subprocess
+import tempfile
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from tests.e2e.plugin_process import DRIVER as NPU_DRIVER
+from tests.e2e.plugin_process import fake_node
+from tests.support.controlplane import die_with_parent, log_tail
+
+GO_DRIVER = "test-driver.cdi.k8s.io"  # the test driver's default --drivername
+DEVICES = 8
+# The Go driver's client rate limit (defaults 50 QPS, burst 100) is raised so that both plugins'
+# own work is compared, not client-go's token bucket; npu-dra's client has no such limit.
+GO_QPS, GO_BURST = 2000, 4000
+NPU_HEALTH_INTERVAL_S = 10.0  # npu-dra's default hardware re-probe, kept for the idle figure
+STOP_GRACE_S = 20.0
+
+
+@dataclass
+class Running:
+    """One started plugin: its process, where its registration socket appears, what it serves."""
+
+    label: str
+    driver: str
+    devices: tuple[str, ...]
+    registry: Path
+    popen: subprocess.Popen[bytes]
+    log: Path
+
+    @property
+    def pid(self) -> int:
+        return self.popen.pid
+
+    def running(self) -> bool:
+        return self.popen.poll() is None
+
+    def tail(self) -> str:
+        return log_tail(self.log, 30)
+
+    def stop(self) -> None:
+        if self.popen.poll() is not None:
+            return
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(self.popen.pid, signal.SIGTERM)
+        try:
+            self.popen.wait(timeout=STOP_GRACE_S)
+        except subprocess.TimeoutExpired:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(self.popen.pid, signal.SIGKILL)
+            self.popen.wait(timeout=30)
+
+
+def spawn(argv: list[str], log: Path) -> subprocess.Popen[bytes]:
+    """No proxy (the control plane is on loopback), no KUBECONFIG (only the flag counts)."""
+    env = {k: v for k, v in os.environ.items() if k != "KUBECONFIG" and "proxy" not in k.lower()}
+    with log.open("ab") as out:
+        return subprocess.Popen(
+            argv,
+            stdin=subprocess.DEVNULL,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            env=env,
+            start_new_session=True,
+            preexec_fn=die_with_parent(os.getpid()),  # noqa: PLW1509 (only prctl)
+        )
+
+
+@contextlib.contextmanager
+def npu_dra(node: str, kubeconfig: Path) -> Iterator[Running]:
+    with fake_node(node) as host:
+        popen = spawn(host.argv(kubeconfig, health_interval_s=NPU_HEALTH_INTERVAL_S), host.log)
+        plugin = Running(
+            "npu-dra",
+            NPU_DRIVER,
+            tuple(f"npu-{n}" for n in range(DEVICES)),
+            host.registry,
+            popen,
+            host.log,
+        )
+        try:
+            yield plugin
+        finally:
+            plugin.stop()
+
+
+@contextlib.contextmanager
+def go_test_driver(binary: Path, node: str, kubeconfig: Path) -> Iterator[Running]:
+    root = Path(tempfile.mkdtemp(prefix="npd-go-", dir="/tmp"))  # short: sockets live under it
+    argv = [
+        str(binary),
+        f"--kubeconfig={kubeconfig}",
+        f"--kube-api-qps={GO_QPS}",
+        f"--kube-api-burst={GO_BURST}",
+        "kubelet-plugin",
+        f"--node-name={node}",
+        f"--plugin-registration-path={root / 'registry'}",
+        f"--datadir={root / 'plugins'}",
+        f"--cdi-dir={root / 'cdi'}",
+        f"--num-devices={DEVICES}",
+    ]
+    log = root / "plugin.log"
+    for directory in ("registry", f"plugins/{GO_DRIVER}", "cdi"):  # as its DaemonSet mounts them
+        (root / directory).mkdir(parents=True)
+    try:
+        plugin = Running(
+            "Go",
+            GO_DRIVER,
+            tuple(f"device-{n:02d}" for n in range(DEVICES)),
+            root / "registry",
+            spawn(argv, log),
+            log,
+        )
+        try:
+            yield plugin
+        finally:
+            plugin.stop()
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
