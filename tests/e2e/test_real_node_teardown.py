@@ -88,6 +88,8 @@ def test_sigkill_of_the_test_process_leaves_no_container_shim_or_mount(
         what="the reaper to remove the shim and the node's mounts",
     )
     assert runc_containers(layout) == []
-    assert not Path("/var/lib/kubelet").exists() or not any(
-        p for p in mounts_under(("/var/lib/kubelet",))
+    wait_for(
+        lambda: not any(Path(d).exists() for d in layout.owned_dirs),
+        timeout=30,
+        what="the reaper to remove the node's directories",
     )

@@ -22,6 +22,7 @@ the API server's proxy to the kubelet.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import fcntl
 import json
 import os
@@ -49,7 +50,7 @@ from tests.support.controlplane import (
     log_tail,
     wait_for,
 )
-from tests.support.node_teardown import NodeLayout, teardown
+from tests.support.node_teardown import OWNER_MARKER, NodeLayout, teardown
 from tests.support.oci_image import (
     ImageConfig,
     busybox_rootfs,
@@ -111,6 +112,7 @@ class RealNode:
         self.log_dir = work_dir / "logs"
         self.pod_logs = work_dir / "pod-logs"
         self.containerd_dir = Path(tempfile.mkdtemp(prefix="ctrd-", dir="/run"))  # short socket
+        (self.containerd_dir / OWNER_MARKER).write_text("made by the npu-dra e2e tests\n")
         self.address = str(self.containerd_dir / "containerd.sock")
         self.runc_root = self.containerd_dir / "runc"
         self._kubelet: _Process | None = None
@@ -186,6 +188,7 @@ class RealNode:
             netns_dir=str(NETNS_DIR),
             netns_before=self._netns_before,
             pids=tuple(p.pid for p in (self._kubelet, self._containerd) if p is not None),
+            owned_dirs=(str(self.kubelet_root), str(self.containerd_dir)),
         )
 
     def _take_lock(self) -> None:
@@ -205,15 +208,15 @@ class RealNode:
         if self.kubelet_root.exists():
             # Left by a killed run of these tests (the reaper unmounted it): nothing else of ours
             # runs (we hold the lock). A kubelet root we did not make is never deleted.
-            if not (self.kubelet_root / ".npu-dra-e2e").exists():
+            if not (self.kubelet_root / OWNER_MARKER).exists():
                 raise NodeError(
                     f"{self.kubelet_root} exists and is not the e2e node's: this machine looks "
                     "like a real Kubernetes node; run the real-node tests elsewhere"
                 )
-            teardown(self.layout())
+            teardown(dataclasses.replace(self.layout(), owned_dirs=()))
             shutil.rmtree(self.kubelet_root)
         self.kubelet_root.mkdir(parents=True)
-        (self.kubelet_root / ".npu-dra-e2e").write_text("made by the npu-dra e2e tests\n")
+        (self.kubelet_root / OWNER_MARKER).write_text("made by the npu-dra e2e tests\n")
         self._layout_file().write_text(self.layout().to_json())
 
     def _layout_file(self) -> Path:

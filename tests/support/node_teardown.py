@@ -13,12 +13,15 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
+
+OWNER_MARKER = ".npu-dra-e2e"  # a directory the node made and may delete
 
 
 @dataclass(frozen=True)
@@ -32,6 +35,7 @@ class NodeLayout:
     netns_dir: str
     netns_before: tuple[str, ...]  # network namespaces that existed before the node started
     pids: tuple[int, ...] = ()  # kubelet, containerd (process-group leaders)
+    owned_dirs: tuple[str, ...] = ()  # removed once unmounted, if they carry OWNER_MARKER
 
     def to_json(self) -> str:
         return json.dumps(asdict(self))
@@ -52,6 +56,10 @@ def teardown(layout: NodeLayout) -> list[str]:
     _kill_shims(layout.containerd_address)
     problems += _unmount_under(layout.mount_roots)
     problems += _remove_new_netns(layout)
+    if not problems:
+        for directory in map(Path, layout.owned_dirs):
+            if (directory / OWNER_MARKER).exists():
+                shutil.rmtree(directory, ignore_errors=True)
     return problems
 
 
