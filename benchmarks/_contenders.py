@@ -7,9 +7,7 @@ own session, die with this process and are stopped with SIGTERM (SIGKILL after a
 from __future__ import annotations
 
 import contextlib
-import os
 import shutil
-import signal
 import subprocess
 import tempfile
 from collections.abc import Iterator
@@ -17,8 +15,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from tests.e2e.plugin_process import DRIVER as NPU_DRIVER
-from tests.e2e.plugin_process import fake_node
-from tests.support.controlplane import die_with_parent, log_tail
+from tests.e2e.plugin_process import fake_node, spawn_plugin, stop_group
+from tests.support.controlplane import log_tail
 
 GO_DRIVER = "test-driver.cdi.k8s.io"  # the test driver's default --drivername
 DEVICES = 8
@@ -51,37 +49,15 @@ class Running:
         return log_tail(self.log, 30)
 
     def stop(self) -> None:
-        if self.popen.poll() is not None:
-            return
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(self.popen.pid, signal.SIGTERM)
-        try:
-            self.popen.wait(timeout=STOP_GRACE_S)
-        except subprocess.TimeoutExpired:
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(self.popen.pid, signal.SIGKILL)
-            self.popen.wait(timeout=30)
-
-
-def spawn(argv: list[str], log: Path) -> subprocess.Popen[bytes]:
-    """No proxy (the control plane is on loopback), no KUBECONFIG (only the flag counts)."""
-    env = {k: v for k, v in os.environ.items() if k != "KUBECONFIG" and "proxy" not in k.lower()}
-    with log.open("ab") as out:
-        return subprocess.Popen(
-            argv,
-            stdin=subprocess.DEVNULL,
-            stdout=out,
-            stderr=subprocess.STDOUT,
-            env=env,
-            start_new_session=True,
-            preexec_fn=die_with_parent(os.getpid()),  # noqa: PLW1509 (only prctl)
-        )
+        stop_group(self.popen)
 
 
 @contextlib.contextmanager
 def npu_dra(node: str, kubeconfig: Path) -> Iterator[Running]:
     with fake_node(node) as host:
-        popen = spawn(host.argv(kubeconfig, health_interval_s=NPU_HEALTH_INTERVAL_S), host.log)
+        popen = spawn_plugin(
+            host.argv(kubeconfig, health_interval_s=NPU_HEALTH_INTERVAL_S), host.log
+        )
         plugin = Running(
             "npu-dra",
             NPU_DRIVER,
@@ -120,7 +96,7 @@ def go_test_driver(binary: Path, node: str, kubeconfig: Path) -> Iterator[Runnin
             GO_DRIVER,
             tuple(f"device-{n:02d}" for n in range(DEVICES)),
             root / "registry",
-            spawn(argv, log),
+            spawn_plugin(argv, log),
             log,
         )
         try:

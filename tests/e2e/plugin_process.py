@@ -111,33 +111,47 @@ class PluginProcess:
         return log_tail(self.node.log, lines)
 
     def stop(self) -> None:
-        """SIGTERM, SIGKILL after STOP_GRACE_S; the process group, while the leader is unreaped."""
-        if self.popen.poll() is not None:
-            return
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(self.popen.pid, signal.SIGTERM)
-        try:
-            self.popen.wait(timeout=STOP_GRACE_S)
-        except subprocess.TimeoutExpired:
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(self.popen.pid, signal.SIGKILL)
-            self.popen.wait(timeout=30)
+        stop_group(self.popen)
 
 
-def start_plugin(node: FakeNode, kubeconfig: Path, **argv_options: float) -> PluginProcess:
-    # No proxy: the control plane is on loopback; no KUBECONFIG: only --kubeconfig counts.
-    env = {k: v for k, v in os.environ.items() if k != "KUBECONFIG" and "proxy" not in k.lower()}
-    with node.log.open("ab") as log:
-        popen = subprocess.Popen(
-            node.argv(kubeconfig, **argv_options),
+def plugin_env() -> dict[str, str]:
+    """No proxy: the control plane is on loopback; no KUBECONFIG: only --kubeconfig counts."""
+    return {k: v for k, v in os.environ.items() if k != "KUBECONFIG" and "proxy" not in k.lower()}
+
+
+def spawn_plugin(argv: Sequence[str], log: Path) -> subprocess.Popen[bytes]:
+    """A plugin process in its own session, output appended to `log`, dying with this process."""
+    with log.open("ab") as out:
+        return subprocess.Popen(
+            list(argv),
             stdin=subprocess.DEVNULL,
-            stdout=log,
+            stdout=out,
             stderr=subprocess.STDOUT,
-            env=env,
+            env=plugin_env(),
             start_new_session=True,
             preexec_fn=die_with_parent(os.getpid()),  # noqa: PLW1509 (only prctl)
         )
-    return PluginProcess(node, popen)
+
+
+def stop_group(
+    popen: subprocess.Popen[bytes], *, kill: bool = False, grace: float = STOP_GRACE_S
+) -> None:
+    """SIGTERM (SIGKILL with `kill`, or after `grace` seconds) to the process group, while its
+    leader is unreaped (so the group id cannot have been reused), then reap the leader."""
+    if popen.poll() is not None:
+        return
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(popen.pid, signal.SIGKILL if kill else signal.SIGTERM)
+    try:
+        popen.wait(timeout=grace)
+    except subprocess.TimeoutExpired:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(popen.pid, signal.SIGKILL)
+        popen.wait(timeout=30)
+
+
+def start_plugin(node: FakeNode, kubeconfig: Path, **argv_options: float) -> PluginProcess:
+    return PluginProcess(node, spawn_plugin(node.argv(kubeconfig, **argv_options), node.log))
 
 
 @contextlib.contextmanager

@@ -10,7 +10,6 @@ import contextlib
 import json
 import os
 import shutil
-import signal
 import subprocess
 import time
 import uuid
@@ -26,7 +25,7 @@ from kubernetes import client
 
 from npu_dra.adapters.checkpoint.files import FileCheckpointStore
 from npu_dra.domain.errors import StateError
-from tests.e2e.plugin_process import DRIVER, FakeNode, fake_node
+from tests.e2e.plugin_process import DRIVER, FakeNode, fake_node, plugin_env, stop_group
 from tests.e2e.seed_cluster import NAMESPACE, pod_bound_kubeconfig
 from tests.faults.toxic import ToxicProxy
 from tests.support.controlplane import ControlPlane, log_tail
@@ -119,8 +118,7 @@ class PluginRun:
 
     @classmethod
     def start(cls, node: FaultNode, extra_env: dict[str, str]) -> PluginRun:
-        env = {k: v for k, v in os.environ.items() if k != "KUBECONFIG" and "proxy" not in k}
-        env.update(extra_env)
+        env = {**plugin_env(), **extra_env}
         # No preexec_fn: forking a process with many threads (the proxy's) and running Python in
         # the child can deadlock. setpriv asks for the parent-death signal before it execs.
         setpriv = shutil.which("setpriv")
@@ -142,19 +140,10 @@ class PluginRun:
 
     def kill(self) -> None:
         """kill -9, and reap it."""
-        if self.popen.poll() is None:
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(self.popen.pid, signal.SIGKILL)
-        self.popen.wait(timeout=30)
+        stop_group(self.popen, kill=True)
 
     def stop(self) -> None:
-        if self.popen.poll() is None:
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(self.popen.pid, signal.SIGTERM)
-            try:
-                self.popen.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                self.kill()
+        stop_group(self.popen)
 
     def log(self, lines: int = 40) -> str:
         return log_tail(self.node.host.log, lines)

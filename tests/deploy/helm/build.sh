@@ -18,14 +18,8 @@ cd "$here"
   # One build at a time: a second caller waits here, then finds the binary built.
   exec 9>"$cache/.build.lock"
   flock 9
-  [ -x "$out" ] && exit 0
-  if ! command -v go >/dev/null 2>&1; then
-    echo "error: helm is not in $cache and \`go\` is not on PATH to build it;" \
-      "install Go >= 1.24 (https://go.dev/dl/) and put it on PATH" >&2
-    exit 3
-  fi
-  echo "building helm $version (first run only; this takes minutes)" >&2
-  CGO_ENABLED=0 go build -trimpath -buildvcs=false -ldflags "$ldflags" -o "$out.tmp" helm.sh/helm/v3/cmd/helm
-  mv "$out.tmp" "$out"
+  # shellcheck source=../../support/go_build.sh
+  . "$here/../../support/go_build.sh"
+  go_build "$out" helm.sh/helm/v3/cmd/helm "$ldflags"
 )
 echo "$out"

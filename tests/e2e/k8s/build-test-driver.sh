@@ -12,16 +12,9 @@ mkdir -p "$cache"
 (
   exec 9>"$cache/.build.lock" # the lock build.sh holds: one Go build at a time
   flock 9
-  [ -x "$out" ] && exit 0
-  if ! command -v go >/dev/null 2>&1; then
-    echo "error: dra-test-driver is not in $cache and \`go\` is not on PATH to build it;" \
-      "install Go >= 1.24 (https://go.dev/dl/) and put it on PATH" >&2
-    exit 3
-  fi
-  echo "building dra-test-driver (first run only; this takes minutes)" >&2
   cd "$here"
-  CGO_ENABLED=0 go build -trimpath -buildvcs=false -ldflags "-s -w" -o "$out.tmp" \
-    k8s.io/kubernetes/test/e2e/dra/test-driver
-  mv "$out.tmp" "$out"
+  # shellcheck source=../../support/go_build.sh
+  . "$here/../../support/go_build.sh"
+  go_build "$out" k8s.io/kubernetes/test/e2e/dra/test-driver
 )
 echo "$cache"

@@ -9,18 +9,9 @@ cache=${NPU_DRA_K8S_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/npu-dra/k8s/$version}
 mkdir -p "$cache"
 ldflags="-s -w -X k8s.io/component-base/version.gitVersion=$version -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=34 -X k8s.io/component-base/version.gitTreeState=clean"
 cd "$here"
-build() { # name package
-  local out="$cache/$1"
-  [ -x "$out" ] && return 0
-  if ! command -v go >/dev/null 2>&1; then
-    echo "error: $1 is not in $cache and \`go\` is not on PATH to build it;" \
-      "install Go >= 1.24 (https://go.dev/dl/) and put it on PATH" >&2
-    exit 3
-  fi
-  echo "building $1 (first run only; this takes minutes)" >&2
-  CGO_ENABLED=0 go build -trimpath -buildvcs=false -ldflags "$ldflags" -o "$out.tmp" "$2"
-  mv "$out.tmp" "$out"
-}
+# shellcheck source=../../support/go_build.sh
+. "$here/../../support/go_build.sh"
+build() { go_build "$cache/$1" "$2" "$ldflags"; } # name package
 (
   # One build at a time: a second caller waits here, then finds the binaries built.
   exec 9>"$cache/.build.lock"

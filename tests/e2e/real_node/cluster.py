@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import os
 import re
 import shutil
 import subprocess
@@ -21,10 +20,10 @@ from typing import Any
 import yaml
 from kubernetes import client
 
-from tests.e2e.plugin_process import BUS_IDS, SEED_NUMA
+from tests.e2e.plugin_process import BUS_IDS, SEED_NUMA, spawn_plugin, stop_group
 from tests.e2e.seed_cluster import ACCOUNT, NAMESPACE, access_applied
 from tests.support.ascend_host import FakeAscendHost, fake_ascend_host
-from tests.support.controlplane import ControlPlane, die_with_parent, log_tail, wait_for
+from tests.support.controlplane import ControlPlane, log_tail, wait_for
 from tests.support.fake_npu_smi import make_sysfs
 from tests.support.node import SEED_IMAGE, RealNode
 
@@ -47,16 +46,7 @@ class Plugin:
         return log_tail(self.log, lines)
 
     def stop(self, *, kill: bool = False) -> None:
-        if self.popen.poll() is not None:
-            return
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(self.popen.pid, 9 if kill else 15)
-        try:
-            self.popen.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(self.popen.pid, 9)
-            self.popen.wait(timeout=30)
+        stop_group(self.popen, kill=kill)
 
 
 @dataclass
@@ -106,20 +96,7 @@ class RealCluster:
 
     def start_plugin(self, name: str, argv: list[str]) -> Plugin:
         log = self.work / f"{name}.log"
-        env = {
-            k: v for k, v in os.environ.items() if k != "KUBECONFIG" and "proxy" not in k.lower()
-        }
-        with log.open("ab") as handle:
-            popen = subprocess.Popen(
-                argv,
-                stdin=subprocess.DEVNULL,
-                stdout=handle,
-                stderr=subprocess.STDOUT,
-                env=env,
-                start_new_session=True,
-                preexec_fn=die_with_parent(os.getpid()),  # noqa: PLW1509 (only prctl)
-            )
-        plugin = self.plugins[name] = Plugin(name, popen, log)
+        plugin = self.plugins[name] = Plugin(name, spawn_plugin(argv, log), log)
         return plugin
 
     def device_plugin_argv(self, *extra: str) -> list[str]:

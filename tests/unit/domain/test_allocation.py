@@ -5,9 +5,8 @@ about allocation, not CEL: `device.driver == "x"` and `device.attributes["d"].nu
 """
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 
-import attrs
 import pytest
 
 from npu_dra.domain.claims import (
@@ -41,8 +40,8 @@ from npu_dra.domain.scheduling.allocator import (
 )
 from npu_dra.domain.scheduling.matcher import Matcher
 from npu_dra.domain.scheduling.pools import DeviceKey, gather_pools
-from npu_dra.domain.scheduling.ports import SelectorEvaluator
 from npu_dra.domain.scheduling.selectors import SelectorDevice
+from tests.support.allocation import Unsatisfiable, allocate
 
 NPU = DriverName("npu.huawei.com")
 OTHER = DriverName("other.example.com")
@@ -74,43 +73,6 @@ class FakeSelectors:
         if found := self._NUMA.match(expression):
             return device.attributes.get(found[1], {}).get("numaNode") == int(found[2])
         raise SelectorError(expression, "the fake understands only two shapes")
-
-
-@attrs.frozen
-class Unsatisfiable:
-    reason: str
-
-
-def allocate(
-    wanted: ResourceClaim,
-    *,
-    slices: Sequence[ResourceSlice],
-    classes: Mapping[DeviceClassName, DeviceClass],
-    in_use: frozenset[DeviceKey],
-    evaluator: SelectorEvaluator,
-    others: Sequence[ResourceClaim] = (),
-) -> Allocation | Unsatisfiable:
-    """The scheduler's loop in small: nodes by name, the first that fits wins; an allocator
-    error stops the search (the scheduler fails the pod with it)."""
-    by_node: dict[str, list[ResourceSlice]] = {}
-    for s in slices:
-        by_node.setdefault(s.node_name, []).append(s)
-    matcher = Matcher(evaluator)
-    for name in sorted(by_node):
-        try:
-            found = allocate_claims(
-                [wanted, *others],
-                node=NodeName(name),
-                pools=gather_pools(by_node[name]),
-                classes=classes,
-                allocated=in_use,
-                matcher=matcher,
-            )
-        except AllocationError as error:
-            return Unsatisfiable(str(error))
-        if found is not None:
-            return found[0]
-    return Unsatisfiable("cannot allocate all claims" if by_node else "no ResourceSlices")
 
 
 def numa(node: int, domain: str = "npu.huawei.com") -> str:
