@@ -32,7 +32,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import IO, Any
 
@@ -474,15 +474,6 @@ state = "{self.containerd_dir / "state"}"
 
     # pods ------------------------------------------------------------------------------------
 
-    def pod_log(self, namespace: str, pod: str, container: str) -> str:
-        """The container's output as the kubelet wrote it (CRI log format, content only)."""
-        lines = []
-        for path in sorted(self.pod_logs.glob(f"{namespace}_{pod}_*/{container}/*.log")):
-            for line in path.read_text(errors="replace").splitlines():
-                parts = line.split(" ", 3)
-                lines.append(parts[3] if len(parts) == 4 else line)
-        return "\n".join(lines)
-
     def container_id(self, namespace: str, pod: str, container: str | None = None) -> str:
         status = (
             client.CoreV1Api(self.control_plane.api_client)
@@ -524,11 +515,9 @@ state = "{self.containerd_dir / "state"}"
 # images ----------------------------------------------------------------------------------------
 
 
-def build_images(
-    directory: Path, node_bin: Path, *, extra: Iterable[tuple[str, Path, ImageConfig]] = ()
-) -> Path:
-    """The node's images as docker archives in `directory` (reused when present): the sandbox
-    image (cmd/pause) and the seed's business image stand-in (busybox)."""
+def build_images(directory: Path, node_bin: Path) -> Path:
+    """The node's images as docker archives in `directory` (rewritten each time: seconds): the
+    sandbox image (cmd/pause) and the seed's business image stand-in (busybox)."""
     directory.mkdir(parents=True, exist_ok=True)
     work = Path(tempfile.mkdtemp(prefix="images-", dir=directory))
     try:
@@ -540,10 +529,6 @@ def build_images(
         )
         seed_root = busybox_rootfs(work / "busybox")
         _archive(directory / "seed-ubuntu.tar", SEED_IMAGE, seed_root, ImageConfig(cmd=["sh"]))
-        for tag, root, config in extra:
-            _archive(
-                directory / f"{tag.rsplit('/', 1)[-1].replace(':', '_')}.tar", tag, root, config
-            )
     finally:
         shutil.rmtree(work, ignore_errors=True)
     return directory

@@ -11,7 +11,6 @@ import shutil
 import subprocess
 import sys
 import tempfile
-import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -283,10 +282,6 @@ def running_dra_plugin(cluster: RealCluster) -> Iterator[Plugin]:
         yield plugin
     finally:
         plugin.stop()
-
-
-def elapsed_since(start: float) -> float:
-    return time.monotonic() - start
 
 
 @contextlib.contextmanager
