@@ -838,28 +838,32 @@ class ControlPlane:
         }
         merge = "application/merge-patch+json"
         core.patch_node_status(name, status, _content_type=merge)
-        # Lift the admission-added taints under optimistic concurrency (other taints a caller
-        # asked for stay); controllers such as the TTL controller update new Nodes too, so a
-        # conflict means "read again", not failure.
+        self.lift_condition_taints(name)
+        return core.read_node(name)
+
+    def lift_condition_taints(self, name: str) -> None:
+        """What the node lifecycle controller (off here) does once a Node is Ready: take off the
+        not-ready taints the API server's admission added, under optimistic concurrency (other
+        taints stay); controllers such as the TTL controller update new Nodes too, so a conflict
+        means "read again", not failure."""
+        core = client.CoreV1Api(self.api_client)
         for _attempt in range(20):
             current = self.as_json(core.read_node(name))
             taints = current.get("spec", {}).get("taints") or []
             kept = [taint for taint in taints if taint["key"] not in NODE_CONDITION_TAINTS]
             if kept == taints:
-                break
+                return
             spec_patch = {
                 "metadata": {"resourceVersion": current["metadata"]["resourceVersion"]},
                 "spec": {"taints": kept or None},
             }
             try:
-                core.patch_node(name, spec_patch, _content_type=merge)
-                break
+                core.patch_node(name, spec_patch, _content_type="application/merge-patch+json")
+                return
             except ApiException as error:
                 if error.status != 409:
                     raise
-        else:
-            raise ControlPlaneError(f"could not lift the not-ready taint of Node {name}")
-        return core.read_node(name)
+        raise ControlPlaneError(f"could not lift the not-ready taint of Node {name}")
 
     def service_account_kubeconfig(
         self,

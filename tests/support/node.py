@@ -39,7 +39,6 @@ from typing import IO, Any
 from kubernetes import client
 
 from tests.support.controlplane import (
-    NODE_CONDITION_TAINTS,
     ControlPlane,
     ControlPlaneError,
     _Process,
@@ -448,29 +447,7 @@ state = "{self.containerd_dir / "state"}"
             wait_for(ready, timeout=timeout, what=f"Node {self.name} Ready")
         except Exception as error:
             raise NodeError(f"{error}\n--- kubelet:\n{self.kubelet_log()}") from error
-        self._lift_condition_taints()
-
-    def _lift_condition_taints(self) -> None:
-        """What the node lifecycle controller does once a node is Ready (the test control plane
-        runs without it): take off the not-ready taint the API server put on at registration."""
-        core = client.CoreV1Api(self.control_plane.api_client)
-        for _attempt in range(20):
-            node = self.control_plane.as_json(core.read_node(self.name))
-            taints = node.get("spec", {}).get("taints") or []
-            kept = [t for t in taints if t["key"] not in NODE_CONDITION_TAINTS]
-            if kept == taints:
-                return
-            patch = {
-                "metadata": {"resourceVersion": node["metadata"]["resourceVersion"]},
-                "spec": {"taints": kept or None},
-            }
-            try:
-                core.patch_node(self.name, patch, _content_type="application/merge-patch+json")
-                return
-            except client.ApiException as error:
-                if error.status != 409:
-                    raise
-        raise NodeError(f"could not lift the not-ready taint of Node {self.name}")
+        self.control_plane.lift_condition_taints(self.name)
 
     # pods ------------------------------------------------------------------------------------
 
