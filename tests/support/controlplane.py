@@ -433,8 +433,17 @@ class ControlPlane:
     context manager or call `start`/`stop`.
     """
 
-    def __init__(self, bin_dir: Path, work_dir: Path, *, start_timeout: float = 180.0) -> None:
+    def __init__(
+        self,
+        bin_dir: Path,
+        work_dir: Path,
+        *,
+        start_timeout: float = 180.0,
+        feature_gates: Mapping[str, bool] | None = None,
+    ) -> None:
         self.bin_dir = Path(bin_dir)
+        # Given to the apiserver, controller-manager and scheduler alike (e.g. DRADeviceTaints).
+        self.feature_gates = dict(feature_gates or {})
         self.work_dir = Path(work_dir)
         self.start_timeout = start_timeout
         self.log_dir = self.work_dir / "logs"
@@ -520,6 +529,12 @@ class ControlPlane:
         return log_tail(self.log_path(component), lines)
 
     # components --------------------------------------------------------------------------------
+
+    def _gate_flags(self) -> tuple[str, ...]:
+        if not self.feature_gates:
+            return ()
+        gates = ",".join(f"{k}={str(v).lower()}" for k, v in sorted(self.feature_gates.items()))
+        return (f"--feature-gates={gates}",)
 
     def _spawn(self, name: str, *args: str) -> _Process:
         process = _spawn(name, [str(self.bin_dir / name), *args], self.log_path(name))
@@ -626,6 +641,7 @@ class ControlPlane:
             # validation rejects (and no pod runs that could use them): don't maintain them.
             "--endpoint-reconciler-type=none",
             "--allow-privileged=true",
+            *self._gate_flags(),
             "--profiling=false",
             "--v=2",
         )
@@ -674,6 +690,7 @@ class ControlPlane:
             "--controllers=*,-node-lifecycle-controller",
             f"--service-cluster-ip-range={SERVICE_CIDR}",
             "--leader-elect=false",
+            *self._gate_flags(),
             "--profiling=false",
             "--v=2",
         )
@@ -698,6 +715,7 @@ class ControlPlane:
             f"--tls-cert-file={pki.serving_cert}",
             f"--tls-private-key-file={pki.serving_key}",
             "--leader-elect=false",
+            *self._gate_flags(),
             "--profiling=false",
             "--v=2",
         )
