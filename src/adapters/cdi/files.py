@@ -41,7 +41,8 @@ class FileCdiStore:
 
     def write(self, *, uid: ClaimUID, spec: CdiSpec) -> None:
         path = self._path(uid)
-        data = json.dumps(encode(spec), indent=2).encode() + b"\n"
+        # One line: `indent` would make json use its pure-Python encoder, on every prepare.
+        data = json.dumps(encode(spec)).encode() + b"\n"
         # Atomic like the Go writer: a crash leaves the old spec or the new one, never a mix.
         try:
             atomic_write(path, data, mode=SPEC_MODE, temp_prefix=self._temp_prefix, flush=False)
