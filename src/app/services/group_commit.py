@@ -99,5 +99,8 @@ class GroupCommit:
     def _roll_back(self, error: DomainError) -> None:
         with self.lock, self._changed:  # nobody is between reading `current` and staging
             self._failures.append((self._settled + 1, self._version, error))
+            # The saved checkpoint is current again, under a version of its own: a caller that
+            # stages nothing after this waits on it and must not find it among the failed.
+            self._version += 1
             self._current = self._saved
             self._settled = self._version

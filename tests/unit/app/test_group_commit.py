@@ -124,3 +124,17 @@ def test_the_store_holds_only_what_was_staged_in_order(store: HeldStore) -> None
     for number in range(1, 4):
         commit.wait(change(commit, number))
     assert [len(c.claims) for c in store.saved] == [1, 2, 3]
+
+
+def test_after_a_failed_save_the_saved_state_is_settled_for_later_callers(
+    store: HeldStore,
+) -> None:
+    commit = GroupCommit(store.save, Checkpoint())
+    commit.wait(change(commit, 1))
+    store.failing = True
+    with pytest.raises(StateError):
+        commit.wait(change(commit, 2))
+    with commit.lock:
+        latest = commit.latest()
+    commit.wait(latest)  # what is current now was saved: no error, no save
+    assert len(store.saved) == 1
