@@ -24,6 +24,7 @@ from npu_dra.adapters.hardware.ascend_host import AscendHostPaths
 from npu_dra.adapters.hardware.choose import check_backend, fake_probe, nvml_probe
 from npu_dra.adapters.hardware.npu_smi.probe import NpuSmiProbe
 from npu_dra.adapters.hardware.nvml.host import NvidiaHostPaths
+from npu_dra.adapters.hardware.sliced import vnpu_table_for
 from npu_dra.app.device_plugin.flags import DevicePluginConfig
 from npu_dra.app.device_plugin.wiring import build_runtime, hardware_probe
 from npu_dra.app.kubelet_plugin.servers import (
@@ -35,6 +36,7 @@ from npu_dra.app.kubelet_plugin.servers import (
 )
 from npu_dra.app.services.inventory import InventoryCache
 from npu_dra.app.services.maintainer import PoolMaintainer, maintained_pool
+from npu_dra.app.services.partitions import partitioned_probe
 from npu_dra.app.services.preparer import ClaimPreparer
 from npu_dra.app.services.publisher import PoolPublisher
 from npu_dra.domain.ports import ClusterApi
@@ -155,7 +157,25 @@ class NodeContainer(containers.DeclarativeContainer):
             ),
         ),
     )
-    inventory = providers.Singleton(InventoryCache, probe=hardware)
+    vnpu_table = providers.Singleton(
+        vnpu_table_for,
+        config.partitions,
+        config.hardware.kind,
+        hardware,
+        providers.Callable(path_or, config.hardware.npu_smi_path, "/usr/local/bin/npu-smi"),
+    )
+    inventory = providers.Singleton(
+        InventoryCache,
+        probe=providers.Singleton(
+            partitioned_probe,
+            hardware,
+            vnpu_table,
+            mode=config.partitions,
+            cluster=cluster,
+            node=config.node_name,
+            driver=config.driver_name,
+        ),
+    )
 
     cdi_store = providers.Selector(
         config.state.kind,

@@ -48,7 +48,9 @@ def _copy_object(body: Mapping[str, Any]) -> dict[str, Any]:
 
 
 class MemoryCluster:
-    def __init__(self) -> None:
+    def __init__(self, *, partitionable: bool = True) -> None:
+        # False: a server without DRAPartitionableDevices, which drops the counter fields.
+        self._partitionable = partitionable
         self._objects: dict[Key, dict[str, Any]] = {}
         self._by_kind: dict[str, dict[Key, dict[str, Any]]] = {}
         self._slices_by_node: dict[str, set[Key]] = {}
@@ -58,10 +60,23 @@ class MemoryCluster:
         self._lock = threading.RLock()
         self._watchers: list[_Watch] = []
 
+    def serves_partitionable_devices(self, *, node: NodeName, driver: DriverName) -> bool:
+        return self._partitionable
+
+    def _served(self, body: dict[str, Any]) -> dict[str, Any]:
+        """What a server without partitionable devices keeps of a slice: no counter fields."""
+        if self._partitionable or body.get("kind") != "ResourceSlice":
+            return body
+        spec = body.get("spec", {})
+        spec.pop("sharedCounters", None)
+        for device in spec.get("devices") or []:
+            device.pop("consumesCounters", None)
+        return body
+
     # --- generic object store -------------------------------------------------------------
     def create(self, obj: Mapping[str, Any]) -> dict[str, Any]:
         with self._lock:
-            body = _copy(dict(obj))
+            body = self._served(_copy(dict(obj)))
             meta = body.setdefault("metadata", {})
             if not meta.get("name"):
                 meta["name"] = self._generated_name(body["kind"], meta.get("generateName", ""))
@@ -77,7 +92,7 @@ class MemoryCluster:
     def update(self, obj: Mapping[str, Any]) -> dict[str, Any]:
         """Replace an object; a stale resourceVersion is a conflict, as on a real server."""
         with self._lock:
-            body = _copy(dict(obj))
+            body = self._served(_copy(dict(obj)))
             current = self._objects.get(self._key(body))
             if current is None:
                 raise NotFound(f"{self._key(body)} does not exist")

@@ -19,6 +19,7 @@ from npu_dra.domain.profile import profile_named
 LOG_LEVELS = ("debug", "info", "warning", "error")
 LOG_FORMATS = ("text", "json")
 CLUSTERS = ("kubernetes", "memory")
+PARTITION_MODES = ("none", "templates")
 # The kubelet's gRPC probe dials the pod IP (the node's own, with hostNetwork).
 HEALTHCHECK_HOST = "0.0.0.0"  # noqa: S104
 
@@ -56,6 +57,7 @@ class Settings:
     dcmi_dir: Path = Path("/usr/local/dcmi")
     ascend_install_info: Path = Path("/etc/ascend_install.info")
     driver_root: Path = Path("/")
+    partitions: str = "none"
 
     @classmethod
     def from_args(cls, args: argparse.Namespace) -> "Settings":
@@ -93,6 +95,7 @@ class Settings:
             "health_interval_s": self.health_interval,
             "claim_fetch_timeout_s": self.claim_fetch_timeout,
             "cluster": {"kind": self.cluster, "kubeconfig": self.kubeconfig},
+            "partitions": self.partitions,
         }
 
 
@@ -268,6 +271,14 @@ def flags() -> tuple[Flag, ...]:
             "20",
             "seconds a prepare waits for the API server to return its claims, all together",
             {"type": claim_fetch_timeout, "metavar": "SECONDS"},
+        ),
+        Flag(
+            "--partitions",
+            "PARTITIONS",
+            "none",
+            "none: whole chips only; templates: also publish each chip's vNPU template "
+            "placements as partitionable devices (needs DRAPartitionableDevices)",
+            {"type": one_of(PARTITION_MODES)},
         ),
         Flag("--log-level", "LOG_LEVEL", "info", "log level", {"type": one_of(LOG_LEVELS)}),
         Flag("--log-format", "LOG_FORMAT", "text", "text or json", {"type": one_of(LOG_FORMATS)}),

@@ -88,6 +88,18 @@ class KubeCluster:
         )
         return tuple(slice_from_api(o) for o in found)
 
+    def serves_partitionable_devices(self, *, node: NodeName, driver: DriverName) -> bool:
+        """Whether the server keeps sharedCounters/consumesCounters (see partitions_probe)."""
+        from npu_dra.adapters.cluster.kube.partitions_probe import counters_kept
+
+        return with_retries(
+            "probing for partitionable devices",
+            lambda deadline: counters_kept(
+                self._resource, node=node, driver=driver, timeout=deadline.timeout()
+            ),
+            budget_s=self._budget,
+        )
+
     def watch_slices(
         self, *, node: NodeName, driver: DriverName, on_change: Callable[[], None]
     ) -> Stoppable:
