@@ -39,6 +39,7 @@ from npu_dra.app.services.maintainer import PoolMaintainer, maintained_pool
 from npu_dra.app.services.partitions import partitioned_probe
 from npu_dra.app.services.preparer import ClaimPreparer
 from npu_dra.app.services.publisher import PoolPublisher
+from npu_dra.app.services.vnpu import vnpu_service_for
 from npu_dra.domain.ports import ClusterApi
 from npu_dra.domain.profile import profile_named
 
@@ -207,6 +208,7 @@ class NodeContainer(containers.DeclarativeContainer):
         driver=config.driver_name,
         profile=profile,
         fetch_deadline_s=providers.Callable(or_default, config.claim_fetch_timeout_s, 20.0),
+        vnpus=providers.Singleton(vnpu_service_for, vnpu_table, checkpoint_store),
     )
     maintainer = providers.Singleton(
         PoolMaintainer,
