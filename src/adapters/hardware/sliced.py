@@ -39,3 +39,10 @@ def vnpu_table_for(mode: str, kind: str, probe: HardwareProbe, npu_smi: Path) ->
     if kind == "npu_smi":
         return NpuSmiVnpuTable(npu_smi=npu_smi)
     return None
+
+
+def sliced_if_described(probe: HardwareProbe) -> HardwareProbe:
+    """Fake hardware whose description has `vnpu:` publishes partitions (the simulation)."""
+    if isinstance(probe, FakeHardware) and (table := probe.vnpu_table()) is not None:
+        return SlicedProbe(probe, table)
+    return probe

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from npu_dra.adapters.hardware.choose import fake_probe
 from npu_dra.adapters.hardware.nvml.fake import is_gpu_description
+from npu_dra.adapters.hardware.sliced import sliced_if_described
 from npu_dra.app.container import Container, NodeContainer
 from npu_dra.app.services.inventory import InventoryCache
 from npu_dra.app.services.publisher import PoolPublisher
@@ -119,7 +120,7 @@ def _plugin(
     # the Ascend nodes' driver.
     profile = "gpu" if is_gpu_description(hardware) else "npu"
     driver = profile_named("gpu").default_driver if profile == "gpu" else driver
-    inventory = InventoryCache(fake_probe(dict(hardware), node=name))
+    inventory = InventoryCache(sliced_if_described(fake_probe(dict(hardware), node=name)))
     publisher = PoolPublisher(
         inventory=inventory, cluster=root.cluster(), driver=DriverName(driver)
     )
@@ -135,6 +136,7 @@ def _plugin(
                 "state": {"kind": "files"},
                 "cdi_root": str(cdi_root / name),
                 "plugins_dir": str(scratch / "plugins" / name),
+                "partitions": "templates" if hardware.get("vnpu") else "none",
             }
         )
         return NodeServices(node.preparer(), node.cdi_store())
