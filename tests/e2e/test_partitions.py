@@ -24,17 +24,14 @@ from npu_dra.domain.claims import ClaimRef
 from npu_dra.domain.ids import ClaimName, DriverName, Namespace
 from tests.support.controlplane import ControlPlane
 from tests.support.fake_npu_smi import FakeNpuSmi, load_scenario, make_dev_root, make_sysfs
-
-GATES = {"DRAPartitionableDevices": True, "DRAExtendedResource": True}
+from tests.support.gated_plane import gated_control_plane
 
 
 @pytest.fixture(scope="module")
 def gated_plane(
     k8s_bin_dir: Path, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[ControlPlane]:
-    plane = ControlPlane(k8s_bin_dir, tmp_path_factory.mktemp("gated-plane"), feature_gates=GATES)
-    with plane:
-        yield plane
+    yield from gated_control_plane(k8s_bin_dir, tmp_path_factory)
 
 
 class PluginNode:
