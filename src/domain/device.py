@@ -89,6 +89,9 @@ class NodeInventory:
     devices: tuple[Device, ...]
     host: HostFiles = HostFiles()
     slicing: Mapping[DeviceName, ChipSlicing] = attrs.field(factory=dict)
+    # Counter sets go in slices of their own (the layout 1.35+ requires) instead of beside the
+    # devices consuming them (the only layout 1.34 accepts): what the API server took at start.
+    counter_slices: bool = False
 
     def __attrs_post_init__(self) -> None:
         _reject_duplicates("device name", (d.name for d in self.devices))

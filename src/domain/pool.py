@@ -28,6 +28,8 @@ from npu_dra.domain.profile import PCI_BUS_ID, profile_named
 from npu_dra.domain.quantity import Quantity
 
 MAX_DEVICES_PER_SLICE = 128
+MAX_COUNTING_DEVICES_PER_SLICE = 64  # 1.35+: a slice with consumesCounters holds at most 64
+MAX_COUNTER_SETS_PER_SLICE = 8  # 1.35+: sharedCounters per slice
 __all__ = ["PCI_BUS_ID", "PoolRef", "PublishedDevice", "ResourceSlice", "desired_slices"]
 
 
@@ -111,6 +113,10 @@ def desired_slices(
     counters of its own slice, and a slice holds at most 32 counters in all.
     """
     layouts = chip_layouts(inventory)
+    if layouts and inventory.counter_slices:
+        return _counters_apart(
+            inventory, layouts, driver=driver, generation=generation, limit=limit
+        )
     whole = [d for d in pool_devices(inventory) if d.name not in layouts]
     chunks: list[tuple[tuple[PublishedDevice, ...], tuple[CounterSet, ...]]] = [
         (chunk, ()) for chunk in _chunks(whole, limit)
@@ -119,6 +125,39 @@ def desired_slices(
         if (layout := layouts.get(device.name)) is not None:
             chunks.append((partitioned_devices(device, layout), (layout.counter_set,)))
     chunks = chunks or [((), ())]
+    pool = PoolRef(PoolName(inventory.node), generation, len(chunks))
+    return tuple(
+        ResourceSlice(driver, inventory.node, pool, devices, shared_counters=counters)
+        for devices, counters in chunks
+    )
+
+
+def _counters_apart(
+    inventory: NodeInventory,
+    layouts: Mapping[DeviceName, ChipLayout],
+    *,
+    driver: DriverName,
+    generation: int,
+    limit: int,
+) -> tuple[ResourceSlice, ...]:
+    """The 1.35+ layout: counter sets in slices of their own (8 per slice), then the plain
+    chips, then the sliced chips with their partitions (64 per slice, as counters require)."""
+    sets = [layout.counter_set for layout in layouts.values()]
+    plain = [d for d in pool_devices(inventory) if d.name not in layouts]
+    counting = [
+        p
+        for d in pool_devices(inventory)
+        if (layout := layouts.get(d.name)) is not None
+        for p in partitioned_devices(d, layout)
+    ]
+    chunks: list[tuple[tuple[PublishedDevice, ...], tuple[CounterSet, ...]]] = [
+        ((), tuple(sets[i : i + MAX_COUNTER_SETS_PER_SLICE]))
+        for i in range(0, len(sets), MAX_COUNTER_SETS_PER_SLICE)
+    ]
+    chunks += [(chunk, ()) for chunk in _chunks(plain, limit)]
+    chunks += [
+        (chunk, ()) for chunk in _chunks(counting, min(limit, MAX_COUNTING_DEVICES_PER_SLICE))
+    ]
     pool = PoolRef(PoolName(inventory.node), generation, len(chunks))
     return tuple(
         ResourceSlice(driver, inventory.node, pool, devices, shared_counters=counters)

@@ -48,9 +48,11 @@ def _copy_object(body: Mapping[str, Any]) -> dict[str, Any]:
 
 
 class MemoryCluster:
-    def __init__(self, *, partitionable: bool = True) -> None:
-        # False: a server without DRAPartitionableDevices, which drops the counter fields.
+    def __init__(self, *, partitionable: bool = True, counters_apart: bool = False) -> None:
+        # partitionable False: a server without DRAPartitionableDevices, which drops the counter
+        # fields; counters_apart: one that wants counter sets in slices of their own (1.35+).
         self._partitionable = partitionable
+        self._counters_apart = counters_apart
         self._objects: dict[Key, dict[str, Any]] = {}
         self._by_kind: dict[str, dict[Key, dict[str, Any]]] = {}
         self._slices_by_node: dict[str, set[Key]] = {}
@@ -60,14 +62,21 @@ class MemoryCluster:
         self._lock = threading.RLock()
         self._watchers: list[_Watch] = []
 
-    def serves_partitionable_devices(self, *, node: NodeName, driver: DriverName) -> bool:
-        return self._partitionable
+    def partitionable_layout(self, *, node: NodeName, driver: DriverName) -> str | None:
+        if not self._partitionable:
+            return None
+        return "apart" if self._counters_apart else "same-slice"
 
     def _served(self, body: dict[str, Any]) -> dict[str, Any]:
-        """What a server without partitionable devices keeps of a slice: no counter fields."""
-        if self._partitionable or body.get("kind") != "ResourceSlice":
+        """A slice as this server keeps it: without counter fields where it has no partitionable
+        devices; refused with both devices and counters where it wants them apart."""
+        if body.get("kind") != "ResourceSlice":
             return body
         spec = body.get("spec", {})
+        if self._counters_apart and spec.get("devices") and spec.get("sharedCounters"):
+            raise ValueError("ResourceSlice: sharedCounters and devices may not be set together")
+        if self._partitionable:
+            return body
         spec.pop("sharedCounters", None)
         for device in spec.get("devices") or []:
             device.pop("consumesCounters", None)

@@ -16,9 +16,12 @@ from npu_dra.domain.ports import HardwareProbe
 
 
 class SlicedProbe:
-    def __init__(self, probe: HardwareProbe, table: VnpuTable) -> None:
+    def __init__(
+        self, probe: HardwareProbe, table: VnpuTable, *, counter_slices: bool = False
+    ) -> None:
         self._probe = probe
         self._table = table
+        self._counter_slices = counter_slices
 
     def probe(self) -> NodeInventory:
         inventory = self._probe.probe()
@@ -27,7 +30,7 @@ class SlicedProbe:
             for d in inventory.devices
             if d.health.usable and (s := self._table.slicing(device=d)) is not None
         }
-        return attrs.evolve(inventory, slicing=slicing)
+        return attrs.evolve(inventory, slicing=slicing, counter_slices=self._counter_slices)
 
 
 def vnpu_table_for(mode: str, kind: str, probe: HardwareProbe, npu_smi: Path) -> VnpuTable | None:

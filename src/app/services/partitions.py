@@ -16,7 +16,9 @@ MODES = ("none", "templates")
 
 @runtime_checkable
 class ServesPartitions(Protocol):
-    def serves_partitionable_devices(self, *, node: NodeName, driver: DriverName) -> bool: ...
+    def partitionable_layout(self, *, node: NodeName, driver: DriverName) -> str | None:
+        """ "same-slice" (1.34), "apart" (1.35+), or None: the server drops counters."""
+        ...
 
 
 def partitioned_probe(
@@ -33,13 +35,14 @@ def partitioned_probe(
     if table is None:
         log.warning("--partitions=templates: this hardware cannot split chips; whole chips only")
         return probe
-    if isinstance(cluster, ServesPartitions) and not cluster.serves_partitionable_devices(
-        node=node, driver=driver
-    ):
+    layout = "same-slice"
+    if isinstance(cluster, ServesPartitions):
+        layout = cluster.partitionable_layout(node=node, driver=driver) or ""
+    if not layout:
         log.warning(
             "--partitions=templates: the API server drops sharedCounters/consumesCounters "
             "(DRAPartitionableDevices is off); publishing whole chips only"
         )
         return probe
-    log.info("--partitions=templates: publishing vNPU partitions next to whole chips")
-    return SlicedProbe(probe, table)
+    log.info("--partitions=templates: publishing vNPU partitions (counter sets %s)", layout)
+    return SlicedProbe(probe, table, counter_slices=layout == "apart")

@@ -66,3 +66,13 @@ def test_partitions_are_off_by_default(tmp_path: Path) -> None:
 def test_hardware_that_cannot_split_chips_publishes_whole_chips(tmp_path: Path) -> None:
     slices = published(tmp_path, MemoryCluster(), mode="templates", vnpu=False)
     assert [d.name for s in slices for d in s.devices] == ["npu-0", "npu-1"]
+
+
+def test_a_server_wanting_counters_apart_gets_counter_only_slices(tmp_path: Path) -> None:
+    slices = published(tmp_path, MemoryCluster(counters_apart=True), mode="templates")
+    counter_only = [s for s in slices if s.shared_counters]
+    assert [sorted(c.name for c in s.shared_counters) for s in counter_only] == [
+        ["npu-0-counters", "npu-1-counters"]
+    ]
+    assert counter_only[0].devices == ()
+    assert len({d.name for s in slices for d in s.devices}) == 2 * (1 + 4 + 2)

@@ -124,3 +124,19 @@ def test_vnpu_ids_follow_the_chip_ranges() -> None:
     assert id_range(7, chip_name="910B4") == range(212, 228)
     assert id_range(0, chip_name="310P3") == range(100, 108)
     assert free_id(0, chip_name="910B4", taken=[100, 101, 103]) == 102
+
+
+def test_the_apart_layout_puts_counter_sets_in_slices_of_their_own() -> None:
+    chips = tuple(npu(i) for i in range(10))
+    slicing = {c.name: SLICING for c in chips[:9]}
+    inventory = NodeInventory(NodeName("n"), chips, slicing=slicing, counter_slices=True)
+    slices = desired_slices(inventory, driver=DRIVER, generation=1)
+    counter_only = [s for s in slices if s.shared_counters]
+    assert all(s.devices == () for s in counter_only)
+    assert [len(s.shared_counters) for s in counter_only] == [8, 1]  # at most 8 sets a slice
+    device_slices = [s for s in slices if s.devices]
+    assert all(not s.shared_counters for s in device_slices)
+    counting = [s for s in device_slices if any(d.consumes_counters for d in s.devices)]
+    assert all(len(s.devices) <= 64 for s in counting)
+    assert sum(len(s.devices) for s in counting) == 9 * (1 + 2 + 1 + 4)
+    assert {s.pool.resource_slice_count for s in slices} == {len(slices)}

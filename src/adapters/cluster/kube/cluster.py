@@ -88,13 +88,13 @@ class KubeCluster:
         )
         return tuple(slice_from_api(o) for o in found)
 
-    def serves_partitionable_devices(self, *, node: NodeName, driver: DriverName) -> bool:
-        """Whether the server keeps sharedCounters/consumesCounters (see partitions_probe)."""
-        from npu_dra.adapters.cluster.kube.partitions_probe import counters_kept
+    def partitionable_layout(self, *, node: NodeName, driver: DriverName) -> str | None:
+        """Where the server keeps counter sets, None if nowhere (see partitions_probe)."""
+        from npu_dra.adapters.cluster.kube.partitions_probe import counter_layout
 
         return with_retries(
             "probing for partitionable devices",
-            lambda deadline: counters_kept(
+            lambda deadline: counter_layout(
                 self._resource, node=node, driver=driver, timeout=deadline.timeout()
             ),
             budget_s=self._budget,
