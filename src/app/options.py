@@ -76,18 +76,27 @@ def one_of(choices: Sequence[str]) -> Callable[[str], str]:
     return check
 
 
-def positive_seconds(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        value = 0.0
-    if value <= 0:
-        raise argparse.ArgumentTypeError(f"{text!r}: expected a positive number of seconds")
-    return value
+def positive(convert: Callable[[str], Any], expected: str) -> Callable[[str], Any]:
+    """A number above zero, or an error saying what was `expected`."""
+
+    def check(text: str) -> Any:
+        try:
+            value = convert(text)
+        except ValueError:
+            value = 0
+        if value <= 0:
+            raise argparse.ArgumentTypeError(f"{text!r}: expected {expected}")
+        return value
+
+    return check
+
+
+positive_seconds = positive(float, "a positive number of seconds")
+positive_int = positive(int, "a positive whole number")
 
 
 def claim_fetch_timeout(text: str) -> float:
-    value = positive_seconds(text)
+    value = float(positive_seconds(text))
     if value >= KUBELET_CALL_TIMEOUT_S:
         raise argparse.ArgumentTypeError(
             f"{text!r}: must be below the kubelet's {KUBELET_CALL_TIMEOUT_S:.0f}s call timeout"
@@ -104,16 +113,6 @@ def port(text: str) -> int:
         raise argparse.ArgumentTypeError(
             f"{number}: expected -1 (off), 0 (any free port) or a port"
         )
-    return number
-
-
-def positive_int(text: str) -> int:
-    try:
-        number = int(text)
-    except ValueError:
-        number = 0
-    if number <= 0:
-        raise argparse.ArgumentTypeError(f"{text!r}: expected a positive whole number")
     return number
 
 
