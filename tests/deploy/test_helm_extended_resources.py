@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from npu_dra.app.cli import build_parser
-from npu_dra.app.kubelet_plugin.flags import Settings
+from npu_dra.app.options import settings_from
 from tests.deploy.helm_cli import Helm, HelmError
 from tests.deploy.objects import expanded_argv, of_kind, only
 
@@ -52,7 +52,7 @@ def test_the_schema_rejects_a_name_that_is_no_extended_resource(helm: Helm, name
 def test_partitions_reach_the_plugins_flag(helm: Helm) -> None:
     daemonset = only(helm.template(set_values=["partitions=templates"]), "DaemonSet")
     argv = expanded_argv(daemonset, {"NODE_NAME": "node-a"})
-    settings = Settings.from_args(build_parser().parse_args(argv[1:]))
+    settings = settings_from(build_parser().parse_args(argv[1:]))
     assert settings.partitions == "templates"
     default = expanded_argv(only(helm.template(), "DaemonSet"), {"NODE_NAME": "node-a"})
     assert not any(a.startswith("--partitions") for a in default)

@@ -16,10 +16,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from dependency_injector import providers
 
 from npu_dra.adapters.cluster.kube.cluster import KubeCluster
 from npu_dra.adapters.hardware.npu_smi.replay_vnpu import state_of
 from npu_dra.app.container import NodeContainer
+from npu_dra.app.options import Hardware, defaults
 from npu_dra.domain.claims import ClaimRef
 from npu_dra.domain.ids import ClaimName, DriverName, Namespace
 from tests.support.controlplane import ControlPlane
@@ -45,23 +47,20 @@ class PluginNode:
             tmp_path / "npu-smi", {**load_scenario("910B4_8npu"), "vnpu": "910B4"}
         )
         dev = make_dev_root(tmp_path / "dev", range(8))
-        self.container = NodeContainer(cluster=KubeCluster(plane.api_client))
-        self.container.config.from_dict(
-            {
-                "node_name": self.name,
-                "driver_name": str(self.driver),
-                "device_profile": "npu",
-                "hardware": {
-                    "kind": "npu_smi",
-                    "npu_smi_path": str(self.npu_smi.path),
-                    "dev_root": str(dev),
-                    "sysfs_root": str(make_sysfs(tmp_path / "sys")),
-                },
-                "state": {"kind": "files"},
-                "cdi_root": str(tmp_path / "cdi"),
-                "plugins_dir": str(tmp_path / "plugins"),
-                "partitions": partitions,
-            }
+        settings = defaults(
+            node_name=self.name,
+            driver_name=str(self.driver),
+            device_profile="npu",
+            hardware=Hardware("npu_smi"),
+            npu_smi_path=self.npu_smi.path,
+            dev_root=dev,
+            sysfs_root=make_sysfs(tmp_path / "sys"),
+            cdi_root=tmp_path / "cdi",
+            plugins_dir=tmp_path / "plugins",
+            partitions=partitions,
+        )
+        self.container = NodeContainer(
+            settings=providers.Object(settings), cluster=KubeCluster(plane.api_client)
         )
         (tmp_path / "plugins" / self.driver).mkdir(parents=True)
         self.container.publisher().publish()

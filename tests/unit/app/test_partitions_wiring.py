@@ -5,9 +5,11 @@ import logging
 from pathlib import Path
 
 import pytest
+from dependency_injector import providers
 
 from npu_dra.adapters.cluster.memory import MemoryCluster
 from npu_dra.app.container import NodeContainer
+from npu_dra.app.options import Hardware, defaults
 from npu_dra.domain.ids import DriverName
 from npu_dra.domain.pool import ResourceSlice
 
@@ -21,19 +23,17 @@ def published(
     description = tmp_path / "node.yaml"
     description.write_text("chip: 910B4-1\ncount: 2\n" + ("vnpu: 910B4-1\n" if vnpu else ""))
     cluster.create({"apiVersion": "v1", "kind": "Node", "metadata": {"name": NODE}})
-    container = NodeContainer(cluster=cluster)
-    container.config.from_dict(
-        {
-            "node_name": NODE,
-            "driver_name": str(DRIVER),
-            "device_profile": "npu",
-            "hardware": {"kind": "fake", "fake_file": str(description)},
-            "state": {"kind": "memory"},
-            "cdi_root": str(tmp_path / "cdi"),
-            "plugins_dir": str(tmp_path / "plugins"),
-            "partitions": mode,
-        }
+    settings = defaults(
+        node_name=NODE,
+        driver_name=str(DRIVER),
+        device_profile="npu",
+        hardware=Hardware("fake", description),
+        state="memory",
+        cdi_root=tmp_path / "cdi",
+        plugins_dir=tmp_path / "plugins",
+        partitions=mode,
     )
+    container = NodeContainer(settings=providers.Object(settings), cluster=cluster)
     container.publisher().publish()
     container.publisher().publish()
     return cluster.list_slices(driver=DRIVER)

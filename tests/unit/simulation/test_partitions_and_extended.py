@@ -47,7 +47,7 @@ def simulate(tmp_path: Path, text: str, *args: str) -> tuple[int, str]:
     out = io.StringIO()
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(io.StringIO()):
         code = main(
-            ["simulate", "--scenario", str(path), "--cdi-root", str(tmp_path / "cdi"), *args]
+            ["simulate", "--scenario", str(path), "--cdi-out", str(tmp_path / "cdi"), *args]
         )
     return code, out.getvalue()
 
