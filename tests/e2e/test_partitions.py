@@ -224,3 +224,27 @@ def _wait_for_claim_status(plane: ControlPlane, namespace: str, name: str) -> di
             f"pod {name} has no extendedResourceClaimStatus: {pod.get('status')}"
         )
         time.sleep(0.3)
+
+
+def test_a_server_without_the_gate_gets_whole_chips(
+    control_plane: ControlPlane, tmp_path: Path
+) -> None:
+    """v1.34.3 with default gates drops sharedCounters: the start-up probe sees it, and the pool
+    is whole chips only, published once and stable (no update loop over dropped fields)."""
+    node = PluginNode(control_plane, tmp_path, partitions="templates")
+    cluster = KubeCluster(control_plane.api_client)
+    assert cluster.partitionable_layout(node=node.name, driver=node.driver) is None
+    stored = cluster.list_slices(driver=node.driver)
+    assert [d.name for s in stored for d in s.devices] == [f"npu-{i}" for i in range(8)]
+    before = _slice_versions(control_plane, node.driver)
+    node.container.publisher().publish()
+    assert _slice_versions(control_plane, node.driver) == before
+
+
+def _slice_versions(plane: ControlPlane, driver: str) -> dict[str, str]:
+    listed = json.loads(
+        plane.kubectl(
+            "get", "resourceslices", "--field-selector", f"spec.driver={driver}", "-o", "json"
+        ).stdout
+    )
+    return {o["metadata"]["name"]: o["metadata"]["resourceVersion"] for o in listed["items"]}
