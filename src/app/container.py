@@ -37,7 +37,7 @@ from npu_dra.domain.profile import DeviceProfile, profile_named
 
 if TYPE_CHECKING:
     from npu_dra.adapters.cluster.memory import MemoryCluster
-    from npu_dra.adapters.grpc.liveness_server import HealthServer
+    from npu_dra.adapters.grpc.liveness_server import LivenessServer
     from npu_dra.adapters.grpc.registration_server import RegistrationState
     from npu_dra.adapters.grpc.sockets import UnixGrpcServer
     from npu_dra.adapters.hardware.ascend_host import AscendHostPaths
@@ -237,7 +237,7 @@ def running_registration(
 
 def running_liveness(
     *, settings: Settings, state: "RegistrationState", serving: "UnixGrpcServer"
-) -> Iterator["HealthServer | None"]:
+) -> Iterator["LivenessServer | None"]:
     from npu_dra.app.kubelet_plugin.servers import serve_liveness
 
     yield from serve_liveness(

@@ -10,7 +10,7 @@ from typing import Any
 
 from npu_dra.adapters.atomic import ensure_dir
 from npu_dra.adapters.grpc.dra_servicer import DraCalls, add_dra_services
-from npu_dra.adapters.grpc.liveness_server import HealthServer, HealthServicer, LivenessProbe
+from npu_dra.adapters.grpc.liveness_server import LivenessProbe, LivenessServer, LivenessServicer
 from npu_dra.adapters.grpc.registration_server import (
     DRA_HEALTH_VERSION,
     DRA_VERSIONS,
@@ -73,14 +73,14 @@ def serve_registration(
 
 def serve_liveness(
     *, host: str, port: int, registration: Path, dra: Path, state: RegistrationState
-) -> Iterator[HealthServer | None]:
+) -> Iterator[LivenessServer | None]:
     if port < 0:
         yield None
         return
     probe = LivenessProbe(
         registration_socket=registration, dra_socket=dra, registration_failure=state.failure
     )
-    server = HealthServer(HealthServicer(probe), host=host, port=port)
+    server = LivenessServer(LivenessServicer(probe), host=host, port=port)
     server.start()
     try:
         yield server
