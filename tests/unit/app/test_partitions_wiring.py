@@ -8,9 +8,12 @@ import pytest
 from dependency_injector import providers
 
 from npu_dra.adapters.cluster.memory import MemoryCluster
+from npu_dra.adapters.hardware.fake import FakeHardware
 from npu_dra.app.container import NodeContainer
 from npu_dra.app.options import Hardware, defaults
-from npu_dra.domain.ids import DriverName
+from npu_dra.app.services.partitions import PartitionedProbe
+from npu_dra.domain.errors import ClusterUnavailable
+from npu_dra.domain.ids import DriverName, NodeName
 from npu_dra.domain.pool import ResourceSlice
 
 DRIVER = DriverName("npu.huawei.com")
@@ -76,3 +79,34 @@ def test_a_server_wanting_counters_apart_gets_counter_only_slices(tmp_path: Path
     ]
     assert counter_only[0].devices == ()
     assert len({d.name for s in slices for d in s.devices}) == 2 * (1 + 4 + 2)
+
+
+class FlakyServer:
+    """An API server that is unreachable for the first `down` questions, then keeps counters."""
+
+    def __init__(self, down: int) -> None:
+        self.down = down
+        self.asked = 0
+
+    def partitionable_layout(self, *, node: NodeName, driver: DriverName) -> str | None:
+        self.asked += 1
+        if self.asked <= self.down:
+            raise ClusterUnavailable("probing for partitionable devices: connection refused")
+        return "same-slice"
+
+
+def test_an_unreachable_server_means_whole_chips_until_it_answers(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    hardware = FakeHardware({"chip": "910B4", "count": 1, "vnpu": "910B4"}, node=NodeName("n"))
+    table = hardware.vnpu_table()
+    assert table is not None
+    server = FlakyServer(down=2)
+    probe = PartitionedProbe(hardware, table, cluster=server, node=NodeName("n"), driver=DRIVER)
+    with caplog.at_level(logging.WARNING):
+        assert probe.probe().slicing == {}
+        assert probe.probe().slicing == {}
+    assert len([r for r in caplog.records if "cannot ask the API server" in r.message]) == 1
+    assert set(probe.probe().slicing) == {"npu-0"}
+    probe.probe()
+    assert server.asked == 3  # the answer is final

@@ -35,6 +35,7 @@ from npu_dra.domain.ports import Stoppable
 
 log = logging.getLogger(__name__)
 MAX_REPAIRS = 5  # read-back rounds per sync before a racing writer is reported
+PROBE_BUDGET_S = 5.0  # asking whether the server keeps counters: a probe waits no longer
 
 
 def single_try(api: client.ApiClient) -> client.ApiClient:
@@ -97,7 +98,7 @@ class KubeCluster:
             lambda deadline: counter_layout(
                 self._resource, node=node, driver=driver, timeout=deadline.timeout()
             ),
-            budget_s=self._budget,
+            budget_s=min(self._budget, PROBE_BUDGET_S),
         )
 
     def watch_slices(
