@@ -9,6 +9,8 @@ from collections.abc import Mapping
 
 import attrs
 
+from npu_dra.domain.attributes import is_dns_label
+from npu_dra.domain.errors import InventoryError
 from npu_dra.domain.ids import DeviceName
 from npu_dra.domain.partitions.templates import AICORE, MEMORY, ChipSlicing, Template
 from npu_dra.domain.quantity import Quantity
@@ -68,6 +70,14 @@ def template_label(template: str) -> str:
     return template.lower().replace("_", "-")
 
 
+def partition_name(chip: DeviceName, template: str, index: int) -> DeviceName:
+    """`<chip>-<template>-<n>`; InventoryError if that is no DNS label (an odd template name)."""
+    name = f"{chip}-{template_label(template)}-{index}"
+    if not is_dns_label(name):
+        raise InventoryError(f"template {template!r} on {chip}: {name!r} is not a DNS label")
+    return DeviceName(name)
+
+
 def quantities(counts: Mapping[str, int]) -> dict[str, Quantity]:
     """Counters as published: memory in bytes (GB -> Gi), the rest as plain counts."""
     return {k: Quantity.of_bytes(v * _GI if k == MEMORY else v) for k, v in sorted(counts.items())}
@@ -77,7 +87,7 @@ def chip_layout(chip: DeviceName, slicing: ChipSlicing) -> ChipLayout:
     counter_set = CounterSet(counter_set_name(chip), quantities(slicing.counters()))
     partitions = tuple(
         Partition(
-            DeviceName(f"{chip}-{template_label(t.name)}-{i}"),
+            partition_name(chip, t.name, i),
             chip,
             t,
             i,

@@ -51,8 +51,9 @@ class Handed:
 def names_partitions(
     claim: ResourceClaim, node: NodeContext, layouts: Mapping[DeviceName, ChipLayout]
 ) -> bool:
+    """Does the claim touch a sliceable chip (a partition of it, or the whole chip)?"""
     results = claim.results_for(node.driver)
-    return any(find_partition(layouts, r.device) is not None for r in results)
+    return any(r.device in layouts or find_partition(layouts, r.device) for r in results)
 
 
 def plan_vnpu_prepare(
@@ -65,6 +66,9 @@ def plan_vnpu_prepare(
 ) -> PreparePlan:
     """Devices (with their vNPU records) and CDI spec; PrepareError naming the first problem."""
     used = set(taken)
+    held_parts = {
+        p.parent: uid for name, uid in holders.items() if (p := find_partition(layouts, name))
+    }
     handed: list[Handed] = []
     prepared: list[PreparedDevice] = []
     for result in claim.results_for(node.driver):
@@ -72,7 +76,9 @@ def plan_vnpu_prepare(
         if result.pool != node.pool:
             raise PrepareError(f"{where}: allocated from pool {result.pool!r}, not {node.pool!r}")
         device = _handed(where, result.device, node, layouts, used)
-        holder = holders.get(device.name) or holders.get(device.chip.name)
+        holder = holders.get(device.name) or (
+            holders.get(device.chip.name) if device.vnpu else held_parts.get(device.chip.name)
+        )
         if holder is not None and holder != claim.ref.uid:
             raise PrepareError(f"{where}: already prepared for claim {holder}")
         if device.vnpu is not None:

@@ -259,3 +259,14 @@ def test_a_partition_of_a_chip_held_whole_is_refused(node: Node) -> None:
     assert error is not None
     assert "already prepared for claim" in error
     assert node.vnpu_ids() == []
+
+
+def test_the_whole_chip_is_refused_while_a_partition_of_it_is_prepared(node: Node) -> None:
+    part = node.claim("part", VIR05.format(0))
+    assert node.preparer.prepare([part])[part.uid].error is None
+    whole = node.claim("whole", "npu-0")
+    error = node.preparer.prepare([whole])[whole.uid].error
+    assert error is not None
+    assert f"already prepared for claim {part.uid}" in error
+    other = node.claim("other", "npu-1")
+    assert node.preparer.prepare([other])[other.uid].error is None

@@ -140,3 +140,9 @@ def test_the_apart_layout_puts_counter_sets_in_slices_of_their_own() -> None:
     assert all(len(s.devices) <= 64 for s in counting)
     assert sum(len(s.devices) for s in counting) == 9 * (1 + 2 + 1 + 4)
     assert {s.pool.resource_slice_count for s in slices} == {len(slices)}
+
+
+def test_a_template_name_that_makes_no_device_name_is_an_error() -> None:
+    odd = ChipSlicing(TOTALS_32G, (Template("vir05.1c 8g", {"aicore": 5}),))
+    with pytest.raises(InventoryError, match="is not a DNS label"):
+        chip_layout(DeviceName("npu-0"), odd)
