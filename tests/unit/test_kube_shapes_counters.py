@@ -52,3 +52,17 @@ def test_a_slice_without_counters_has_no_counter_fields() -> None:
     body = slice_to_api(only)
     assert "sharedCounters" not in body["spec"]
     assert "consumesCounters" not in body["spec"]["devices"][0]
+
+
+def test_a_counters_only_slice_sets_no_devices_not_even_an_empty_list() -> None:
+    """1.35+ refuses a slice with sharedCounters and a `devices` field, even an empty one."""
+    chip = Device(DeviceName("npu-0"), 0, 0, 0, 0, "910B4-1", 64 * 2**30, aicore_count=20)
+    inventory = NodeInventory(
+        NodeName("n"), (chip,), slicing={chip.name: SLICING}, counter_slices=True
+    )
+    counters, devices = desired_slices(inventory, driver=DriverName("d.x"), generation=1)
+    body = slice_to_api(counters)
+    assert "devices" not in body["spec"]
+    assert body["spec"]["sharedCounters"][0]["name"] == "npu-0-counters"
+    assert slice_from_api(body) == counters
+    assert "sharedCounters" not in slice_to_api(devices)["spec"]

@@ -73,7 +73,7 @@ class MemoryCluster:
         if body.get("kind") != "ResourceSlice":
             return body
         spec = body.get("spec", {})
-        if self._counters_apart and spec.get("devices") and spec.get("sharedCounters"):
+        if self._counters_apart and "devices" in spec and spec.get("sharedCounters"):
             raise ValueError("ResourceSlice: sharedCounters and devices may not be set together")
         if self._partitionable:
             return body

@@ -85,8 +85,9 @@ def slice_to_api(s: ResourceSlice, *, owner: Mapping[str, Any] | None = None) ->
             "generation": s.pool.generation,
             "resourceSliceCount": s.pool.resource_slice_count,
         },
-        "devices": [device_to_api(d) for d in s.devices],
     }
+    if s.devices or not s.shared_counters:  # 1.35+: a counters slice may not set devices, even []
+        spec["devices"] = [device_to_api(d) for d in s.devices]
     if s.shared_counters:
         spec["sharedCounters"] = counter_sets_to_api(s.shared_counters)
     return {"apiVersion": API_VERSION, "kind": "ResourceSlice", "metadata": metadata, "spec": spec}
