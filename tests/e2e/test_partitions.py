@@ -1,6 +1,8 @@
 """vNPU partitions and extended-resource pods on a real v1.34.3 control plane with
-DRAPartitionableDevices and DRAExtendedResource on, and our plugin's publishing and preparing
-wired as `npu-dra kubelet-plugin --partitions=templates` wires them, over the fake npu-smi.
+DRAPartitionableDevices and DRAExtendedResource on (and on v1.36.3, where both are on by
+default and counter sets sit in slices of their own, once the session offers that plane), and
+our plugin's publishing and preparing wired as `npu-dra kubelet-plugin --partitions=templates`
+wires them, over the fake npu-smi.
 
 Pods are scheduled by the real kube-scheduler; with no kubelet here, the test makes the
 kubelet's NodePrepareResources call itself (the preparer reads each claim from the API server).
@@ -24,16 +26,27 @@ from npu_dra.app.container import NodeContainer
 from npu_dra.app.options import Hardware, defaults
 from npu_dra.domain.claims import ClaimRef
 from npu_dra.domain.ids import ClaimName, DriverName, Namespace
+from tests.support import k8s_fixtures
 from tests.support.controlplane import ControlPlane
 from tests.support.fake_npu_smi import FakeNpuSmi, load_scenario, make_dev_root, make_sysfs
 from tests.support.gated_plane import gated_control_plane
 
+# v1.34.3 with DRAPartitionableDevices and DRAExtendedResource on; and v1.36.3 (both on by
+# default there) once the session fixtures offer that version's plane (`plane_for`).
+PLANES = [pytest.param("v1.34.3", id="v1.34.3-gated")]
+_PLANE_FOR = getattr(k8s_fixtures, "plane_for", None)
+if _PLANE_FOR is not None:
+    PLANES.append(pytest.param("v1.36.3", id="v1.36.3", marks=pytest.mark.k8s_version("v1.36.3")))
 
-@pytest.fixture(scope="module")
+
+@pytest.fixture(scope="module", params=PLANES)
 def gated_plane(
-    k8s_bin_dir: Path, tmp_path_factory: pytest.TempPathFactory
+    request: pytest.FixtureRequest, k8s_bin_dir: Path, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[ControlPlane]:
-    yield from gated_control_plane(k8s_bin_dir, tmp_path_factory)
+    if request.param == "v1.34.3" or _PLANE_FOR is None:
+        yield from gated_control_plane(k8s_bin_dir, tmp_path_factory)
+    else:
+        yield _PLANE_FOR(request, request.param)
 
 
 class PluginNode:
