@@ -91,7 +91,7 @@ def partitioned_devices(device: PublishedDevice, layout: ChipLayout) -> tuple[Pu
             p.name,
             {**device.attributes, TEMPLATE_ATTRIBUTE: p.template.name, PARENT_ATTRIBUTE: p.parent},
             p.capacity(),
-            (p.consumes,),
+            consumes_counters=(p.consumes,),
         )
         for p in layout.partitions
     )

@@ -66,7 +66,10 @@ def device_from_api(fields: Fields) -> PublishedDevice:
         except DomainError as error:
             raise entry.fail("value", str(error)) from error
     return PublishedDevice(
-        DeviceName(fields.need("name", str)), attributes, capacity, consumption_from_api(fields)
+        DeviceName(fields.need("name", str)),
+        attributes,
+        capacity,
+        consumes_counters=consumption_from_api(fields),
     )
 
 
