@@ -24,6 +24,7 @@ from npu_dra.app.services.inventory import InventoryCache
 from npu_dra.app.services.maintainer import PoolMaintainer, maintained_pool
 from npu_dra.app.services.preparer import ClaimPreparer
 from npu_dra.app.services.publisher import PoolPublisher
+from npu_dra.app.services.vnpu import vnpu_service_for
 from npu_dra.domain.ids import DriverName, NodeName
 from npu_dra.domain.ports import (
     CdiStore,
@@ -41,6 +42,7 @@ if TYPE_CHECKING:
     from npu_dra.adapters.grpc.sockets import UnixGrpcServer
     from npu_dra.adapters.hardware.ascend_host import AscendHostPaths
     from npu_dra.app.device_plugin.registration_supervisor import DevicePluginRuntime
+    from npu_dra.domain.partitions.ports import VnpuTable
     from npu_dra.domain.scheduling.ports import SelectorEvaluator
 
 CHECKPOINT_FILE = "checkpoint.json"
@@ -115,6 +117,24 @@ def hardware_probe(settings: Settings) -> HardwareProbe:
         dcmi_dir=host.dcmi_dir,
         install_info=host.install_info,
     )
+
+
+def vnpu_table(settings: Settings, probe: HardwareProbe) -> "VnpuTable | None":
+    """The backend's partitioning capability when `--partitions=templates` asks for it."""
+    from npu_dra.adapters.hardware.sliced import vnpu_table_for
+
+    return vnpu_table_for(settings.partitions, settings.hardware.kind, probe, settings.npu_smi_path)
+
+
+def partitioned_probe(
+    settings: Settings, probe: HardwareProbe, table: "VnpuTable | None", cluster: ClusterApi
+) -> HardwareProbe:
+    """The probe whose inventory also holds the chips' vNPU layouts, where hardware and API
+    server allow (app/services/partitions.py decides, once, and logs it)."""
+    from npu_dra.app.services.partitions import partitioned_probe as decide
+
+    node, driver = NodeName(settings.node_name), DriverName(settings.driver_name)
+    return decide(probe, table, mode=settings.partitions, cluster=cluster, node=node, driver=driver)
 
 
 def ascend_host(settings: Settings) -> "AscendHostPaths":
@@ -256,7 +276,11 @@ class NodeContainer(containers.DeclarativeContainer):
     driver = providers.Callable(DriverName, settings.provided.driver_name)
     node_name = providers.Callable(NodeName, settings.provided.node_name)
     hardware = providers.Singleton(hardware_probe, settings)
-    inventory = providers.Singleton(InventoryCache, probe=hardware)
+    vnpu_table = providers.Singleton(vnpu_table, settings, hardware)
+    inventory = providers.Singleton(
+        InventoryCache,
+        probe=providers.Singleton(partitioned_probe, settings, hardware, vnpu_table, cluster),
+    )
 
     cdi_store = providers.Selector(
         settings.provided.state,
@@ -286,6 +310,7 @@ class NodeContainer(containers.DeclarativeContainer):
         driver=driver,
         profile=profile,
         fetch_deadline_s=settings.provided.claim_fetch_timeout,
+        vnpus=providers.Singleton(vnpu_service_for, vnpu_table, checkpoint_store),
     )
     maintainer = providers.Singleton(
         PoolMaintainer,

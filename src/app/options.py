@@ -24,6 +24,7 @@ if TYPE_CHECKING:
 LOG_LEVELS = ("debug", "info", "warning", "error")
 LOG_FORMATS = ("text", "json")
 CLUSTERS = ("kubernetes", "memory")
+PARTITION_MODES = ("none", "templates")
 # Each profile's real hardware backend, used when --hardware is empty.
 REAL_BACKEND = {"npu": "npu_smi", "gpu": "nvml"}
 TRUE_WORDS = ("1", "true", "yes", "on")
@@ -319,6 +320,15 @@ def _options() -> dict[str, Option]:
             "CLAIM_FETCH_TIMEOUT",
             "SECONDS",
         ),
+        Option(
+            "partitions",
+            ("--partitions",),
+            "none: whole chips only; templates: also publish each chip's vNPU template "
+            "placements as partitionable devices (needs DRAPartitionableDevices)",
+            "none",
+            one_of(PARTITION_MODES),
+            "PARTITIONS",
+        ),
         path(
             "device_plugin_path",
             "--device-plugin-path",
@@ -431,7 +441,7 @@ COMMANDS: Mapping[str, tuple[str, ...]] = {
     "kubelet-plugin": (
         *_HARDWARE,
         *("registrar_dir", "plugins_dir", "cdi_root", "healthcheck_port", "kubeconfig"),
-        *("cluster", "health_interval", "claim_fetch_timeout"),
+        *("cluster", "health_interval", "claim_fetch_timeout", "partitions"),
         *_LOGGING,
     ),
     "device-plugin": (
@@ -511,6 +521,7 @@ class Settings:
     kubeconfig: str
     cluster: str
     claim_fetch_timeout: float
+    partitions: str
     device_plugin_path: Path
     resource_name: str
     cdi_enabled: bool
