@@ -25,6 +25,7 @@ values they have, or removes claims that are gone), so the order is safe.
 
 import json
 import os
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -50,6 +51,7 @@ class FileCheckpointStore:
         self._good_size = 0  # bytes of the journal up to its last complete, valid line
         self._torn = False  # the journal ends in a line a crash cut (cut it before appending)
         self._journaled = False  # the journal file exists
+        self._lock = threading.Lock()  # saves from several threads are written one at a time
 
     def remove_temp_files(self) -> tuple[str, ...]:
         """Temp files of saves a crash interrupted (call at start only); their names."""
@@ -59,6 +61,14 @@ class FileCheckpointStore:
             raise StateError(f"checkpoint {self.path}: cannot remove temp files: {e}") from e
 
     def load(self) -> Checkpoint:
+        with self._lock:
+            return self._load()
+
+    def save(self, *, checkpoint: Checkpoint) -> None:
+        with self._lock:
+            self._save(checkpoint)
+
+    def _load(self) -> Checkpoint:
         checkpoint = self._load_snapshot()
         self._journaled = True
         try:
@@ -71,9 +81,9 @@ class FileCheckpointStore:
         self._saved = checkpoint
         return checkpoint
 
-    def save(self, *, checkpoint: Checkpoint) -> None:
+    def _save(self, checkpoint: Checkpoint) -> None:
         if self._saved is None:
-            self.load()
+            self._load()
         before = self._saved
         assert before is not None
         put = {uid: c for uid, c in checkpoint.claims.items() if before.claims.get(uid) != c}

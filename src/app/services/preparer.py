@@ -36,13 +36,14 @@ from npu_dra.app.services.claim_fetch import Fetched, fetch_claims
 from npu_dra.app.services.group_commit import GroupCommit
 from npu_dra.app.services.inflight import InFlight, PendingPrepare
 from npu_dra.app.services.inventory import InventoryCache
-from npu_dra.domain.cdi import claim_cdi_spec
+from npu_dra.app.services.vnpu import VnpuService
+from npu_dra.domain.cdi import CdiSpec, claim_cdi_spec
 from npu_dra.domain.checkpoint import Checkpoint, PreparedClaim
-from npu_dra.domain.claims import ClaimRef
+from npu_dra.domain.claims import ClaimRef, ResourceClaim
 from npu_dra.domain.errors import DomainError
 from npu_dra.domain.ids import ClaimUID, DriverName, PoolName
 from npu_dra.domain.ports import CdiStore, CheckpointStore, ClusterApi
-from npu_dra.domain.prepare import ClaimOutcome, NodeContext, plan_prepare
+from npu_dra.domain.prepare import ClaimOutcome, NodeContext, PreparePlan, plan_prepare
 from npu_dra.domain.profile import DeviceProfile
 
 log = logging.getLogger(__name__)
@@ -80,6 +81,7 @@ class ClaimPreparer:
         profile: DeviceProfile,
         fetch_deadline_s: float = FETCH_DEADLINE_S,
         fetch_workers: int = FETCH_WORKERS,
+        vnpus: VnpuService | None = None,
     ) -> None:
         self._cluster = cluster
         self._cdi = cdi
@@ -96,6 +98,7 @@ class ClaimPreparer:
         self._lock = self._state.lock
         self._in_flight = InFlight()
         self._calls = CallLog(log)
+        self._vnpus = vnpus  # claims allocated vNPU partitions go through it (app/services/vnpu)
 
     def prepare(self, refs: Sequence[ClaimRef]) -> dict[ClaimUID, ClaimOutcome]:
         began = time.monotonic()
@@ -121,7 +124,7 @@ class ClaimPreparer:
         try:
             self._state.wait(ticket)
         except DomainError as error:
-            outcomes = self._not_saved(refs, outcomes, written, error)
+            outcomes = self._not_saved(refs, outcomes, checkpoint, written, error)
         self._calls.prepared(refs, outcomes, time.monotonic() - began)
         return outcomes
 
@@ -163,6 +166,8 @@ class ClaimPreparer:
             self._loaded = False
             checkpoint = self._checkpoint()
             rewritten, unrepairable = self._rewrite_specs(checkpoint)
+            if self._vnpus is not None:
+                unrepairable += self._vnpus.reconcile(checkpoint, self._inventory.current())
             removed = tuple(sorted(self._cdi.claim_uids() - set(checkpoint.claims)))
             for uid in removed:
                 self._cdi.remove(uid=uid)
@@ -197,19 +202,23 @@ class ClaimPreparer:
         self,
         refs: Sequence[ClaimRef],
         outcomes: dict[ClaimUID, ClaimOutcome],
+        staged: Checkpoint,
         written: set[ClaimUID],
         error: DomainError,
     ) -> dict[ClaimUID, ClaimOutcome]:
         """The save that held this call's changes failed (and was rolled back): every claim it
-        answered gets the error, and the specs it wrote go unless the checkpoint holds them."""
+        answered gets the error, and the specs (and vNPUs) it made go unless the checkpoint
+        holds them (a crash meanwhile leaves them to the start-up repair and reconcile)."""
         log.warning("prepare of %d claim(s) not saved: %s", len(refs), error)
         with self._lock:
             held = self._checkpoint().claims
             for uid in written - set(held):
                 try:
                     self._cdi.remove(uid=uid)
+                    if self._vnpus is not None:
+                        self._vnpus.release(staged.claims[uid], self._inventory.current())
                 except DomainError as failure:
-                    log.warning("cannot remove the CDI spec of claim %s: %s", uid, failure)
+                    log.warning("cannot undo the prepare of claim %s: %s", uid, failure)
         return {
             ref.uid: outcomes[ref.uid]
             if outcomes[ref.uid].error
@@ -233,7 +242,7 @@ class ClaimPreparer:
         if isinstance(claim, str):
             return checkpoint, ClaimOutcome(error=claim)
         try:
-            plan = plan_prepare(claim, self._context(), checkpoint.holders())
+            plan = self._plan(claim, checkpoint)
             if plan.spec is not None:
                 self._cdi.write(uid=ref.uid, spec=plan.spec)
         except DomainError as error:
@@ -251,6 +260,8 @@ class ClaimPreparer:
             return checkpoint, _other_identity(ref, recorded)
         try:
             self._cdi.remove(uid=ref.uid)
+            if recorded is not None and self._vnpus is not None:
+                self._vnpus.release(recorded, self._inventory.current())  # before the record goes
         except DomainError as error:
             log.warning("unprepare %s failed: %s", ref, error)
             return checkpoint, f"claim {ref}: {error}"
@@ -287,8 +298,15 @@ class ClaimPreparer:
                 log.error("cannot repair CDI spec of %s: %s", claim.ref, error)
         return tuple(rewritten), tuple(problems)
 
-    def _rewrite(self, claim: PreparedClaim) -> bool:
-        """Recompute the spec from the checkpoint and write it if it differs; True if written."""
+    def _plan(self, claim: ResourceClaim, checkpoint: Checkpoint) -> PreparePlan:
+        context = self._context()
+        if self._vnpus is not None and self._vnpus.claims_partitions(claim, context):
+            return self._vnpus.prepare(claim, context, checkpoint)
+        return plan_prepare(claim, context, checkpoint.holders())
+
+    def _spec_of(self, claim: PreparedClaim) -> CdiSpec:
+        if self._vnpus is not None and any(d.vnpu for d in claim.devices):
+            return self._vnpus.spec(claim, self._context())
         inventory = self._inventory.current()
         devices = []
         for prepared in claim.devices:
@@ -296,9 +314,13 @@ class ClaimPreparer:
             if device is None:
                 raise DomainError(f"device {prepared.device} is no longer on this node")
             devices.append(device)
-        spec = claim_cdi_spec(
+        return claim_cdi_spec(
             claim.ref.uid, devices, driver=self._driver, profile=self._profile, host=inventory.host
         )
+
+    def _rewrite(self, claim: PreparedClaim) -> bool:
+        """Recompute the spec from the checkpoint and write it if it differs; True if written."""
+        spec = self._spec_of(claim)
         try:
             current = self._cdi.read(uid=claim.ref.uid)
         except DomainError:
