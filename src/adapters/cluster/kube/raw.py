@@ -8,6 +8,8 @@ serialize the request with `ApiClient.param_serialize` and send it with `ApiClie
 the generated methods do, and answer like them with `_preload_content=False`: the urllib3
 response, a non-2xx status raised as ApiException. Same names and arguments as ResourceV1Api's,
 so `kubernetes.watch.Watch` can stream `list_resource_slice` (raw events: no model to decode).
+An argument these methods do not know is a TypeError, never silently dropped (`dry_run` dropped
+would create for real).
 """
 
 from typing import Any
@@ -23,12 +25,19 @@ class RawResourceApi:
         self._api = api
 
     def read_namespaced_resource_claim(
-        self, name: str, namespace: str, *, _request_timeout: Any = None, **_: Any
+        self,
+        name: str,
+        namespace: str,
+        *,
+        _request_timeout: Any = None,
+        _preload_content: bool = False,
     ) -> Any:
         path = f"{GROUP}/namespaces/{{namespace}}/resourceclaims/{{name}}"
         return self._call("GET", path, {"name": name, "namespace": namespace}, _request_timeout)
 
-    def read_device_class(self, name: str, *, _request_timeout: Any = None, **_: Any) -> Any:
+    def read_device_class(
+        self, name: str, *, _request_timeout: Any = None, _preload_content: bool = False
+    ) -> Any:
         path = f"{GROUP}/deviceclasses/{{name}}"
         return self._call("GET", path, {"name": name}, _request_timeout)
 
@@ -41,7 +50,7 @@ class RawResourceApi:
         timeout_seconds: int | None = None,
         watch: bool | None = None,
         _request_timeout: Any = None,
-        **_: Any,
+        _preload_content: bool = False,
     ) -> Any:
         query = [
             (key, value)
@@ -57,12 +66,24 @@ class RawResourceApi:
         return self._call("GET", f"{GROUP}/resourceslices", {}, _request_timeout, query=query)
 
     def create_resource_slice(
-        self, body: dict[str, Any], *, _request_timeout: Any = None, **_: Any
+        self,
+        body: dict[str, Any],
+        *,
+        dry_run: str | None = None,
+        _request_timeout: Any = None,
+        _preload_content: bool = False,
     ) -> Any:
-        return self._call("POST", f"{GROUP}/resourceslices", {}, _request_timeout, body=body)
+        query = [("dryRun", dry_run)] if dry_run is not None else []
+        path = f"{GROUP}/resourceslices"
+        return self._call("POST", path, {}, _request_timeout, query=query, body=body)
 
     def replace_resource_slice(
-        self, name: str, body: dict[str, Any], *, _request_timeout: Any = None, **_: Any
+        self,
+        name: str,
+        body: dict[str, Any],
+        *,
+        _request_timeout: Any = None,
+        _preload_content: bool = False,
     ) -> Any:
         path = f"{GROUP}/resourceslices/{{name}}"
         return self._call("PUT", path, {"name": name}, _request_timeout, body=body)
@@ -73,7 +94,7 @@ class RawResourceApi:
         *,
         body: dict[str, Any] | None = None,
         _request_timeout: Any = None,
-        **_: Any,
+        _preload_content: bool = False,
     ) -> Any:
         path = f"{GROUP}/resourceslices/{{name}}"
         return self._call("DELETE", path, {"name": name}, _request_timeout, body=body)
