@@ -1,7 +1,8 @@
 """NodePrepareResources latency and throughput over the real DRA socket, as the kubelet sees it.
 
-The plugin runs in-process on fake hardware, an in-memory cluster and the real file stores (CDI
-specs and the checkpoint are written and fsynced on every prepare) in a temp dir. Each round
+The plugin runs in-process on fake hardware, an in-memory cluster and the real file stores in a
+temp dir: every prepare writes its CDI spec and is answered only once a checkpoint save holding it
+was flushed (one fdatasync of a journal line, shared by the calls running at once). Each round
 prepares fresh work (the claims were unprepared after the previous round), so every call takes
 the full path: API read, plan, CDI write, checkpoint write. Prepare must never probe the
 hardware; the probe's call count is checked to stay put while the clock runs.
@@ -28,7 +29,7 @@ from tests.support.kubelet import Kubelet, allocated_claim  # the kubelet's side
 NODE = "bench-node"
 DRIVER = "npu.huawei.com"
 DEVICES = 8
-ROUNDS = {1: 150, 8: 40}  # claims per call -> timed calls (each call fsyncs 4 files per claim)
+ROUNDS = {1: 150, 8: 40}  # claims per call -> timed calls (each call flushes the checkpoint once)
 WARMUP = 10
 
 

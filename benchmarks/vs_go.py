@@ -55,10 +55,9 @@ from benchmarks._contenders import (
     Running,
     go_test_driver,
     npu_dra,
-    spawn,
 )
 from benchmarks._procstat import cpu_s, rss_mib, threads
-from tests.e2e.plugin_process import fake_node
+from tests.e2e.plugin_process import fake_node, spawn_plugin
 from tests.support.controlplane import ControlPlane, build_binaries, wait_for
 from tests.support.kubelet import DraClient, Kubelet, WireClaim, allocated_claim
 from tests.support.kubelet_dp import FakeKubelet
@@ -280,7 +279,7 @@ def _device_plugin(node: str) -> Iterator[tuple[FakeKubelet, Running]]:
             f"--sysfs-root={host.root / 'sys'}",
             f"--cdi-root={host.cdi}",
         ]
-        plugin = Running("npu-dra", "", (), kubelet.dir, spawn(argv, host.log), host.log)
+        plugin = Running("npu-dra", "", (), kubelet.dir, spawn_plugin(argv, host.log), host.log)
         try:
             yield kubelet, plugin
         finally:

@@ -1,5 +1,9 @@
 """Replacing a file so readers see the old content or the new, never a mix (the Go CDI writer's
 recipe): temp file in the same directory, write, fsync, rename over the target, fsync the dir.
+
+With `flush=False` the two fsyncs are left out: readers still never see a mix, but a power loss
+may lose the file. Only for files another durable record can rebuild (the CDI specs, which the
+checkpoint backs and the start-up repair rewrites).
 """
 
 import os
@@ -12,7 +16,13 @@ TEMP_SUFFIX = ".tmp"
 
 
 def atomic_write(
-    path: Path, data: bytes, *, mode: int, temp_prefix: str, dir_mode: int = 0o755
+    path: Path,
+    data: bytes,
+    *,
+    mode: int,
+    temp_prefix: str,
+    dir_mode: int = 0o755,
+    flush: bool = True,
 ) -> None:
     directory = path.parent
     ensure_dir(directory, mode=dir_mode)
@@ -22,12 +32,14 @@ def atomic_write(
             out.write(data)
             out.flush()
             os.fchmod(out.fileno(), mode)
-            os.fsync(out.fileno())
+            if flush:
+                os.fsync(out.fileno())
         os.replace(temp, path)
     except BaseException:
         Path(temp).unlink(missing_ok=True)
         raise
-    fsync_dir(directory)
+    if flush:
+        fsync_dir(directory)
 
 
 def fsync_dir(directory: Path) -> None:

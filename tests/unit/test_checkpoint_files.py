@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from npu_dra.adapters.checkpoint import FileCheckpointStore
+from npu_dra.adapters.checkpoint import FileCheckpointStore, files
 from npu_dra.adapters.checkpoint.codec import checksum
 from npu_dra.domain.checkpoint import Checkpoint, PreparedClaim, PreparedDevice
 from npu_dra.domain.claims import ClaimRef
@@ -130,12 +130,80 @@ def test_a_crash_between_temp_write_and_rename_keeps_the_previous_checkpoint(
     def crash(*_: object) -> None:
         raise KeyboardInterrupt("simulated crash before rename")
 
+    monkeypatch.setattr(files, "COMPACT_AFTER", 0)  # this save folds the journal first
     with monkeypatch.context() as patched:
         patched.setattr(os, "replace", crash)
         with pytest.raises(KeyboardInterrupt):
             store.save(checkpoint=NEW)
-    assert store.load() == OLD
-    assert [p.name for p in path.parent.iterdir()] == [path.name]
+    assert FileCheckpointStore(path).load() == OLD
+    assert sorted(p.name for p in path.parent.iterdir()) == [path.name, store.journal.name]
+
+
+def test_each_save_after_the_first_appends_one_journal_line(
+    path: Path, store: FileCheckpointStore
+) -> None:
+    store.save(checkpoint=NEW)
+    store.save(checkpoint=NEW.without(ClaimUID("uid-1")))
+    assert len(store.journal.read_bytes().splitlines()) == 2
+    assert list(json.loads(path.read_text())["claims"]) == ["uid-1"]  # the snapshot stays
+    assert FileCheckpointStore(path).load() == NEW.without(ClaimUID("uid-1"))
+
+
+def test_a_save_that_changes_nothing_writes_nothing(store: FileCheckpointStore) -> None:
+    store.save(checkpoint=OLD)
+    assert store.journal.read_bytes() == b""
+
+
+@pytest.mark.parametrize(
+    "torn", [b'{"put": {"apiVer', b'{"put":1}\n', b"\x00\x00\x00"], ids=["cut", "bad", "zeros"]
+)
+def test_a_last_journal_line_a_crash_cut_is_ignored_and_cut_before_the_next_save(
+    path: Path, store: FileCheckpointStore, torn: bytes
+) -> None:
+    store.save(checkpoint=NEW)
+    with store.journal.open("ab") as journal:
+        journal.write(torn)  # a save that never returned: nobody was told about it
+    assert FileCheckpointStore(path).load() == NEW
+    again = FileCheckpointStore(path)
+    again.save(checkpoint=OLD)
+    assert FileCheckpointStore(path).load() == OLD
+
+
+def test_a_damaged_journal_line_before_the_last_is_a_state_error_naming_the_file(
+    path: Path, store: FileCheckpointStore
+) -> None:
+    store.save(checkpoint=NEW)
+    store.save(checkpoint=OLD)
+    lines = store.journal.read_bytes().splitlines(keepends=True)
+    store.journal.write_bytes(lines[0].replace(b"uid-2", b"uid-3") + lines[1])
+    with pytest.raises(StateError, match="line 1: checksum mismatch") as raised:
+        FileCheckpointStore(path).load()
+    assert str(store.journal) in str(raised.value)
+
+
+def test_the_journal_is_folded_into_the_snapshot_every_so_many_saves(
+    path: Path, store: FileCheckpointStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(files, "COMPACT_AFTER", 2)
+    states = [NEW, OLD, NEW, Checkpoint(), NEW, OLD]
+    for state in states:
+        store.save(checkpoint=state)
+        assert FileCheckpointStore(path).load() == state
+    assert len(store.journal.read_bytes().splitlines()) <= 2
+
+
+def test_a_crash_between_folding_and_emptying_the_journal_loses_nothing(
+    path: Path, store: FileCheckpointStore
+) -> None:
+    store.save(checkpoint=NEW)
+    store.save(checkpoint=NEW.without(ClaimUID("uid-1")))
+    journal = store.journal.read_bytes()
+    path.unlink()
+    store.journal.unlink()
+    folded = FileCheckpointStore(path)
+    folded.save(checkpoint=NEW.without(ClaimUID("uid-1")))  # snapshot of what was saved
+    store.journal.write_bytes(journal)  # the journal was not emptied yet
+    assert FileCheckpointStore(path).load() == NEW.without(ClaimUID("uid-1"))
 
 
 def test_a_temp_file_left_by_a_real_crash_does_not_disturb_load_or_save(

@@ -3,6 +3,12 @@
 The directory is shared with other drivers and watched by containerd or CRI-O, so a reader must
 never see a half-written spec: files are written the way the Go CDI library writes them, and only
 files that follow our transient naming convention are ever read, listed or removed.
+
+Writes and removals are not flushed to disk one by one (the Go library does not flush either):
+the checkpoint is the durable record of which specs should exist, it is saved before a prepare
+or unprepare is answered, and the plugin's start-up repair rewrites every checkpointed claim's
+spec that a power loss damaged or lost and removes every spec the checkpoint does not hold,
+before it serves anything. (The directory is usually tmpfs, empty after a reboot.)
 """
 
 import json
@@ -10,7 +16,7 @@ import os
 import re
 from pathlib import Path
 
-from npu_dra.adapters.atomic import atomic_write, fsync_dir, remove_temp_files
+from npu_dra.adapters.atomic import atomic_write, remove_temp_files
 from npu_dra.adapters.cdi.codec import InvalidCdiSpec, check_uid, decode, encode
 from npu_dra.domain.cdi import CdiSpec
 from npu_dra.domain.errors import InvalidName, StateError
@@ -35,10 +41,11 @@ class FileCdiStore:
 
     def write(self, *, uid: ClaimUID, spec: CdiSpec) -> None:
         path = self._path(uid)
-        data = json.dumps(encode(spec), indent=2).encode() + b"\n"
+        # One line: `indent` would make json use its pure-Python encoder, on every prepare.
+        data = json.dumps(encode(spec)).encode() + b"\n"
         # Atomic like the Go writer: a crash leaves the old spec or the new one, never a mix.
         try:
-            atomic_write(path, data, mode=SPEC_MODE, temp_prefix=self._temp_prefix)
+            atomic_write(path, data, mode=SPEC_MODE, temp_prefix=self._temp_prefix, flush=False)
         except OSError as e:
             raise StateError(f"CDI spec {path}: cannot write: {e}") from e
 
@@ -56,7 +63,6 @@ class FileCdiStore:
         path = self._path(uid)
         try:
             path.unlink()
-            fsync_dir(self._root)
         except FileNotFoundError:
             return
         except OSError as e:

@@ -1,26 +1,57 @@
-"""The checkpoint as one JSON file under the plugin's data directory.
+"""The checkpoint as files under the plugin's data directory: a snapshot and a journal.
 
 NodeUnprepareResources may arrive after a restart and after the claim is gone from the API, so
-this file is the only memory of what was prepared: it is replaced atomically and a damaged one is
-reported, never mistaken for "nothing prepared".
+these files are the only memory of what was prepared; a damaged one is reported, never mistaken
+for "nothing prepared".
+
+- `checkpoint.json`: a whole checkpoint (the codec's checksummed document), replaced atomically
+  (temp file, fsync, rename, directory fsync).
+- `checkpoint.json.journal`: what changed since, one line per save: the claims added or changed
+  (a checksummed document of the same codec) and the UIDs removed. A save appends its line and
+  flushes it with one fdatasync: one disk flush per save, where replacing the snapshot costs two
+  (the file, then the directory) and rewrites every claim.
+
+Loading reads the snapshot and applies the journal's lines in order. A crash during an append
+leaves at most the last line incomplete or damaged: that save never returned, so nobody was told
+about it, and the line is ignored (and cut off before the next append). A damaged line before
+the last is damage, reported like a damaged snapshot.
+
+Every `COMPACT_AFTER` lines the journal is folded into the snapshot: the snapshot is replaced by
+what is saved now (snapshot + journal), then the journal is emptied, then the new change is
+appended. A crash between the first two steps leaves the journal's lines over a snapshot that
+already holds their effect; applying them again changes nothing (each line sets claims to the
+values they have, or removes claims that are gone), so the order is safe.
 """
 
 import json
+import os
+import threading
 from pathlib import Path
+from typing import Any
 
-from npu_dra.adapters.atomic import atomic_write, remove_temp_files
-from npu_dra.adapters.checkpoint.codec import decode, encode
+from npu_dra.adapters.atomic import atomic_write, ensure_dir, fsync_dir, remove_temp_files
+from npu_dra.adapters.checkpoint.codec import CheckpointFormatError, decode, encode
 from npu_dra.domain.checkpoint import Checkpoint
 from npu_dra.domain.errors import StateError
+from npu_dra.domain.ids import ClaimUID
 
 CHECKPOINT_MODE = 0o600
 DIR_MODE = 0o700  # the plugin's data dir: the checkpoint and the DRA socket, root only
+JOURNAL_SUFFIX = ".journal"
+COMPACT_AFTER = 512  # journal lines before they are folded into the snapshot
 
 
 class FileCheckpointStore:
     def __init__(self, path: Path) -> None:
         self.path = path
+        self.journal = path.with_name(path.name + JOURNAL_SUFFIX)
         self._temp_prefix = f".{path.name}."
+        self._saved: Checkpoint | None = None  # what the files hold, once this store knows
+        self._lines = 0  # complete lines in the journal
+        self._good_size = 0  # bytes of the journal up to its last complete, valid line
+        self._torn = False  # the journal ends in a line a crash cut (cut it before appending)
+        self._journaled = False  # the journal file exists
+        self._lock = threading.Lock()  # saves from several threads are written one at a time
 
     def remove_temp_files(self) -> tuple[str, ...]:
         """Temp files of saves a crash interrupted (call at start only); their names."""
@@ -30,6 +61,48 @@ class FileCheckpointStore:
             raise StateError(f"checkpoint {self.path}: cannot remove temp files: {e}") from e
 
     def load(self) -> Checkpoint:
+        with self._lock:
+            return self._load()
+
+    def save(self, *, checkpoint: Checkpoint) -> None:
+        with self._lock:
+            self._save(checkpoint)
+
+    def _load(self) -> Checkpoint:
+        checkpoint = self._load_snapshot()
+        self._journaled = True
+        try:
+            data = self.journal.read_bytes()
+        except FileNotFoundError:
+            self._journaled, data = False, b""
+        except OSError as e:
+            raise StateError(f"checkpoint journal {self.journal}: {e}") from e
+        checkpoint = self._replay(checkpoint, data)
+        self._saved = checkpoint
+        return checkpoint
+
+    def _save(self, checkpoint: Checkpoint) -> None:
+        if self._saved is None:
+            self._load()
+        before = self._saved
+        assert before is not None
+        put = {uid: c for uid, c in checkpoint.claims.items() if before.claims.get(uid) != c}
+        removed = sorted(uid for uid in before.claims if uid not in checkpoint.claims)
+        if not put and not removed and checkpoint.version == before.version:
+            return
+        try:
+            if not self._journaled:  # the first save: a snapshot of it, and an empty journal
+                self._compact(checkpoint)
+            else:
+                if self._lines >= COMPACT_AFTER:
+                    self._compact(before)
+                self._append(_line(Checkpoint(claims=put), removed))
+        except OSError as e:
+            self._saved = None  # unknown what reached the disk: read it again before the next
+            raise StateError(f"checkpoint {self.journal}: cannot write: {e}") from e
+        self._saved = checkpoint
+
+    def _load_snapshot(self) -> Checkpoint:
         try:
             data = self.path.read_bytes()
         except FileNotFoundError:
@@ -41,16 +114,75 @@ class FileCheckpointStore:
         except ValueError as e:  # JSONDecodeError, UnicodeDecodeError, CheckpointFormatError
             raise StateError(f"checkpoint {self.path}: {e}") from e
 
-    def save(self, *, checkpoint: Checkpoint) -> None:
-        data = json.dumps(encode(checkpoint), indent=2, sort_keys=True).encode() + b"\n"
-        # A crash at any point leaves the previous checkpoint or the new one, whole.
+    def _replay(self, checkpoint: Checkpoint, data: bytes) -> Checkpoint:
+        lines = data.split(b"\n")
+        tail = lines.pop()  # after the last newline: empty, or a line a crash cut short
+        claims = dict(checkpoint.claims)
+        self._lines, self._good_size, self._torn = 0, 0, bool(tail)
+        for number, raw in enumerate(lines, start=1):
+            try:
+                put, removed = _parse(raw)
+            except ValueError as e:
+                if number == len(lines) and not tail:  # the last line: a save that never returned
+                    self._torn = True
+                    break
+                raise StateError(f"checkpoint journal {self.journal}, line {number}: {e}") from e
+            claims.update(put.claims)
+            for uid in removed:
+                claims.pop(uid, None)
+            self._lines += 1
+            self._good_size += len(raw) + 1
+        return Checkpoint(claims=claims)
+
+    def _compact(self, saved: Checkpoint) -> None:
+        """Make `saved` the snapshot, then empty the journal: `saved` must be what the files
+        hold already (or there must be no journal), see the module's note on the order."""
+        document = json.dumps(encode(saved), indent=2, sort_keys=True).encode() + b"\n"
+        atomic_write(
+            self.path,
+            document,
+            mode=CHECKPOINT_MODE,
+            temp_prefix=self._temp_prefix,
+            dir_mode=DIR_MODE,
+        )
+        created = not self.journal.exists()
+        fd = os.open(self.journal, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, CHECKPOINT_MODE)
         try:
-            atomic_write(
-                self.path,
-                data,
-                mode=CHECKPOINT_MODE,
-                temp_prefix=self._temp_prefix,
-                dir_mode=DIR_MODE,
-            )
-        except OSError as e:
-            raise StateError(f"checkpoint {self.path}: cannot write: {e}") from e
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        if created:
+            fsync_dir(self.journal.parent)
+        self._lines, self._good_size, self._torn, self._journaled = 0, 0, False, True
+
+    def _append(self, line: bytes) -> None:
+        ensure_dir(self.journal.parent, mode=DIR_MODE)
+        fd = os.open(self.journal, os.O_WRONLY | os.O_CREAT, CHECKPOINT_MODE)
+        try:
+            if self._torn:  # cut the line a crash left, so that ours follows a whole one
+                os.ftruncate(fd, self._good_size)
+                self._torn = False
+            written = 0
+            while written < len(line):
+                written += os.pwrite(fd, line[written:], self._good_size + written)
+            os.fdatasync(fd)
+        finally:
+            os.close(fd)
+        self._lines += 1
+        self._good_size += len(line)
+
+
+def _line(put: Checkpoint, removed: list[ClaimUID]) -> bytes:
+    record = {"put": encode(put), "remove": removed}
+    return json.dumps(record, sort_keys=True, separators=(",", ":")).encode() + b"\n"
+
+
+def _parse(raw: bytes) -> tuple[Checkpoint, list[ClaimUID]]:
+    """One journal line; ValueError if it is not one `_line` wrote."""
+    record: Any = json.loads(raw)
+    if not isinstance(record, dict) or record.keys() != {"put", "remove"}:
+        raise CheckpointFormatError("not an object of put and remove")
+    removed = record["remove"]
+    if not isinstance(removed, list) or not all(isinstance(uid, str) for uid in removed):
+        raise CheckpointFormatError("remove is not a list of UIDs")
+    return decode(record["put"]), [ClaimUID(uid) for uid in removed]

@@ -43,6 +43,7 @@ class KubeletPlugin:
         self._node = container.node
 
     def start(self) -> None:
+        self._node.inventory().prefetch()  # npu-smi runs while the servers start (issue 13)
         self._restore()
         try:
             # The registration server asks for the DRA server first: the kubelet dials the

@@ -6,6 +6,14 @@ Contracts:
   rewritten (a missing CDI spec is recreated, nothing else).
 - Ordering: prepare writes the CDI spec, then the checkpoint; unprepare removes the CDI spec, then
   the checkpoint entry. A crash between the two leaves a state `repair()` fixes at the next start.
+- Durable before acknowledged: the checkpoint lives in memory and is saved by group commit (see
+  group_commit): a call answers only once a save holding its changes has returned, and calls
+  running at once share one save. The checkpoint is the record: CDI specs are written atomically
+  (readers never see half a spec) but not flushed one by one, because `repair()` checks every
+  checkpointed claim's spec at start, before anything is served, and rewrites a lost or damaged
+  one (the CDI directory is often tmpfs and empty after a reboot anyway). If a save fails, the
+  in-memory checkpoint is rolled back to the last one saved and the calls whose changes it held
+  get the error; a prepare then removes the spec it wrote.
 - A claim already in the checkpoint is answered from it, without any API call: during an API
   outage the kubelet still gets its answer at once. Only new claims are read from the API,
   concurrently and under one deadline well below the kubelet's 45 s (see claim_fetch).
@@ -17,13 +25,15 @@ Contracts:
 """
 
 import logging
-import threading
+import time
 from collections.abc import Sequence
 from typing import Protocol, runtime_checkable
 
 import attrs
 
+from npu_dra.app.services.call_log import CallLog
 from npu_dra.app.services.claim_fetch import Fetched, fetch_claims
+from npu_dra.app.services.group_commit import GroupCommit
 from npu_dra.app.services.inflight import InFlight, PendingPrepare
 from npu_dra.app.services.inventory import InventoryCache
 from npu_dra.app.services.vnpu import VnpuService
@@ -81,13 +91,19 @@ class ClaimPreparer:
         self._profile = profile
         self._fetch_deadline = fetch_deadline_s
         self._fetch_workers = fetch_workers
-        self._lock = threading.Lock()
+        self._state = GroupCommit(
+            lambda checkpoint: checkpoints.save(checkpoint=checkpoint), Checkpoint()
+        )
+        self._loaded = False
+        self._lock = self._state.lock
         self._in_flight = InFlight()
+        self._calls = CallLog(log)
         self._vnpus = vnpus  # claims allocated vNPU partitions go through it (app/services/vnpu)
 
     def prepare(self, refs: Sequence[ClaimRef]) -> dict[ClaimUID, ClaimOutcome]:
+        began = time.monotonic()
         with self._lock:
-            known = self._checkpoints.load().claims
+            known = self._checkpoint().claims
             pending = self._in_flight.open(ref.uid for ref in refs)
         try:
             fresh = [ref for ref in refs if ref.uid not in known]
@@ -98,24 +114,43 @@ class ClaimPreparer:
                 workers=self._fetch_workers,
             )
             with self._lock:
-                return self._commit(refs, fetched, pending)
+                before = self._checkpoint()
+                outcomes, checkpoint = self._commit(refs, fetched, pending)
+                written = set(checkpoint.claims) - set(before.claims)
+                ticket = self._state.stage(checkpoint) if written else self._state.latest()
         finally:
             with self._lock:
                 self._in_flight.close(pending)
+        try:
+            self._state.wait(ticket)
+        except DomainError as error:
+            outcomes = self._not_saved(refs, outcomes, checkpoint, written, error)
+        self._calls.prepared(refs, outcomes, time.monotonic() - began)
+        return outcomes
 
     def unprepare(self, refs: Sequence[ClaimRef]) -> dict[ClaimUID, str | None]:
+        began = time.monotonic()
         with self._lock:
-            checkpoint = self._checkpoints.load()
+            checkpoint = self._checkpoint()
+            before = checkpoint
             errors: dict[ClaimUID, str | None] = {}
             for ref in refs:
                 if self._in_flight.cancel(ref.uid):
                     log.info("unprepare %s: cancelled a prepare still waiting on the API", ref)
                 checkpoint, errors[ref.uid] = self._unprepare_one(ref, checkpoint)
-            return errors
+            changed = checkpoint is not before
+            ticket = self._state.stage(checkpoint) if changed else self._state.latest()
+        try:
+            self._state.wait(ticket)
+        except DomainError as error:
+            log.warning("unprepare of %d claim(s) not saved: %s", len(refs), error)
+            errors = {ref.uid: errors[ref.uid] or f"claim {ref}: {error}" for ref in refs}
+        self._calls.unprepared(refs, errors, time.monotonic() - began)
+        return errors
 
     def prepared(self) -> Checkpoint:
         with self._lock:
-            return self._checkpoints.load()
+            return self._checkpoint()
 
     def repair(self) -> RepairReport:
         """At start: remove temp files a crash left, recreate missing or damaged CDI specs of
@@ -128,7 +163,8 @@ class ClaimPreparer:
                 if isinstance(store, LeavesTempFiles)
                 for name in store.remove_temp_files()
             )
-            checkpoint = self._checkpoints.load()
+            self._loaded = False
+            checkpoint = self._checkpoint()
             rewritten, unrepairable = self._rewrite_specs(checkpoint)
             if self._vnpus is not None:
                 unrepairable += self._vnpus.reconcile(checkpoint, self._inventory.current())
@@ -138,10 +174,19 @@ class ClaimPreparer:
                 log.info("removed CDI spec of claim %s: not in the checkpoint", uid)
             return RepairReport(rewritten, removed, unrepairable, temp_files)
 
+    def _checkpoint(self) -> Checkpoint:
+        """The current checkpoint (holding the lock), read from the store on first use only:
+        every change goes through this process, so memory is ahead of the disk, never behind."""
+        if not self._loaded:
+            self._state.reset(self._checkpoints.load())
+            self._loaded = True
+        return self._state.current
+
     def _commit(
         self, refs: Sequence[ClaimRef], fetched: dict[ClaimUID, Fetched], pending: PendingPrepare
-    ) -> dict[ClaimUID, ClaimOutcome]:
-        checkpoint = self._checkpoints.load()
+    ) -> tuple[dict[ClaimUID, ClaimOutcome], Checkpoint]:
+        """Outcomes, and the checkpoint with this call's claims added (holding the lock)."""
+        checkpoint = self._checkpoint()
         outcomes: dict[ClaimUID, ClaimOutcome] = {}
         for ref in refs:
             if ref.uid in pending.cancelled:
@@ -151,7 +196,35 @@ class ClaimPreparer:
                 continue
             claim = fetched.get(ref.uid, f"claim {ref}: not prepared (was it unprepared?)")
             checkpoint, outcomes[ref.uid] = self._prepare_one(ref, claim, checkpoint)
-        return outcomes
+        return outcomes, checkpoint
+
+    def _not_saved(
+        self,
+        refs: Sequence[ClaimRef],
+        outcomes: dict[ClaimUID, ClaimOutcome],
+        staged: Checkpoint,
+        written: set[ClaimUID],
+        error: DomainError,
+    ) -> dict[ClaimUID, ClaimOutcome]:
+        """The save that held this call's changes failed (and was rolled back): every claim it
+        answered gets the error, and the specs (and vNPUs) it made go unless the checkpoint
+        holds them (a crash meanwhile leaves them to the start-up repair and reconcile)."""
+        log.warning("prepare of %d claim(s) not saved: %s", len(refs), error)
+        with self._lock:
+            held = self._checkpoint().claims
+            for uid in written - set(held):
+                try:
+                    self._cdi.remove(uid=uid)
+                    if self._vnpus is not None:
+                        self._vnpus.release(staged.claims[uid], self._inventory.current())
+                except DomainError as failure:
+                    log.warning("cannot undo the prepare of claim %s: %s", uid, failure)
+        return {
+            ref.uid: outcomes[ref.uid]
+            if outcomes[ref.uid].error
+            else ClaimOutcome(error=f"claim {ref}: {error}")
+            for ref in refs
+        }
 
     def _prepare_one(
         self, ref: ClaimRef, claim: Fetched, checkpoint: Checkpoint
@@ -172,20 +245,11 @@ class ClaimPreparer:
             plan = self._plan(claim, checkpoint)
             if plan.spec is not None:
                 self._cdi.write(uid=ref.uid, spec=plan.spec)
-            updated = checkpoint.with_claim(plan.claim)
-            self._save_or_undo(updated, ref.uid)
         except DomainError as error:
             log.warning("prepare %s failed: %s", ref, error)
             return checkpoint, ClaimOutcome(error=str(error))
-        log.info("prepared %s: %s", ref, ", ".join(d.device for d in plan.claim.devices) or "-")
-        return updated, ClaimOutcome(plan.claim.devices)
-
-    def _save_or_undo(self, updated: Checkpoint, uid: ClaimUID) -> None:
-        try:
-            self._checkpoints.save(checkpoint=updated)
-        except DomainError:
-            self._cdi.remove(uid=uid)
-            raise
+        log.debug("prepared %s: %s", ref, ", ".join(d.device for d in plan.claim.devices) or "-")
+        return checkpoint.with_claim(plan.claim), ClaimOutcome(plan.claim.devices)
 
     def _unprepare_one(
         self, ref: ClaimRef, checkpoint: Checkpoint
@@ -196,17 +260,15 @@ class ClaimPreparer:
             return checkpoint, _other_identity(ref, recorded)
         try:
             self._cdi.remove(uid=ref.uid)
-            if recorded is None:
-                return checkpoint, None
-            if self._vnpus is not None:
-                self._vnpus.release(recorded, self._inventory.current())
-            updated = checkpoint.without(ref.uid)
-            self._checkpoints.save(checkpoint=updated)
+            if recorded is not None and self._vnpus is not None:
+                self._vnpus.release(recorded, self._inventory.current())  # before the record goes
         except DomainError as error:
             log.warning("unprepare %s failed: %s", ref, error)
             return checkpoint, f"claim {ref}: {error}"
-        log.info("unprepared %s", ref)
-        return updated, None
+        if recorded is None:
+            return checkpoint, None
+        log.debug("unprepared %s", ref)
+        return checkpoint.without(ref.uid), None
 
     def _context(self) -> NodeContext:
         inventory = self._inventory.current()

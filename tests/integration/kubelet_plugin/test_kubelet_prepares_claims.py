@@ -10,6 +10,7 @@ import pytest
 from plugin_node import DRIVER, NODE, Node
 
 from npu_dra.adapters.cdi.codec import decode
+from npu_dra.adapters.checkpoint import FileCheckpointStore
 from tests.support.kubelet import get_info, registration_sockets
 
 
@@ -92,7 +93,7 @@ def test_prepare_twice_gives_the_same_answer_and_one_checkpoint_entry(
         second = dra.prepare([ref])
 
     assert first == second
-    assert list(json.loads(node.checkpoint_file.read_text())["claims"]) == [ref.uid]
+    assert list(FileCheckpointStore(node.checkpoint_file).load().claims) == [ref.uid]
 
 
 @pytest.mark.parametrize("version", ["v1", "v1beta1"])
@@ -108,7 +109,7 @@ def test_unprepare_works_from_the_checkpoint_after_the_claim_is_deleted(
 
     assert answer.claims[ref.uid].error == ""
     assert not node.cdi_spec(ref).exists()
-    assert json.loads(node.checkpoint_file.read_text())["claims"] == {}
+    assert FileCheckpointStore(node.checkpoint_file).load().claims == {}
 
 
 def test_unprepare_of_a_claim_never_prepared_succeeds(node: Node) -> None:
@@ -138,8 +139,8 @@ def test_many_concurrent_prepares_on_different_devices_all_succeed(node: Node) -
         answers = list(pool.map(lambda r: dra.prepare([r]).claims[r.uid], refs * 3))
 
     assert [a.error for a in answers] == [""] * len(answers)
-    held = json.loads(node.checkpoint_file.read_text())["claims"]
-    devices = [d["device"] for c in held.values() for d in c["devices"]]
+    held = FileCheckpointStore(node.checkpoint_file).load().claims
+    devices = [d.device for c in held.values() for d in c.devices]
     assert sorted(devices) == [f"npu-{i}" for i in range(7)]
 
 

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 from plugin_node import DRIVER, Node
 
+from npu_dra.adapters.checkpoint import FileCheckpointStore
 from tests.support.kubelet import WireClaim, allocated_claim
 
 BAD_REFERENCES = {
@@ -51,6 +52,7 @@ def test_an_invalid_reference_fails_only_its_own_slot(
     assert created <= {
         os.path.relpath(node.cdi_spec(good), scratch),
         os.path.relpath(node.checkpoint_file, scratch),
+        os.path.relpath(FileCheckpointStore(node.checkpoint_file).journal, scratch),
     }
 
 

@@ -3,7 +3,6 @@ and the kubelet can always find us again."""
 
 from __future__ import annotations
 
-import json
 import logging
 import threading
 import time
@@ -12,6 +11,7 @@ from pathlib import Path
 import pytest
 from plugin_node import DRIVER, Node, plugin_settings, start_node
 
+from npu_dra.adapters.checkpoint import FileCheckpointStore
 from npu_dra.app.kubelet_plugin import runtime
 from npu_dra.app.kubelet_plugin.runtime import StartupError
 from tests.support.kubelet import Kubelet, get_info
@@ -170,4 +170,4 @@ def test_a_restarted_kubelet_registers_the_running_plugin_again(node: Node) -> N
             assert old.unprepare([ref]).claims[ref.uid].error == ""
 
     assert [d.device_name for d in answer.devices] == ["npu-0"]
-    assert json.loads(node.checkpoint_file.read_text())["claims"] == {}
+    assert FileCheckpointStore(node.checkpoint_file).load().claims == {}

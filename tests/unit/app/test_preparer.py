@@ -504,3 +504,83 @@ def test_a_read_that_fails_unexpectedly_is_that_claims_error_at_once() -> None:
     node.cluster.memory.get_claim = lambda *, ref: {}["no such key"]  # type: ignore[method-assign]
     outcome = node.prepare(ref)[ref.uid]
     assert "cannot read it: KeyError" in str(outcome.error)
+
+
+class HeldCheckpointStore(JournalCheckpointStore):
+    """Saves wait while `held` is clear (a slow disk flush); each save is journaled on entry."""
+
+    def __init__(self, journal: list[str]) -> None:
+        super().__init__(journal)
+        self.held = threading.Event()
+        self.held.set()
+        self.entered = threading.Semaphore(0)
+
+    def save(self, *, checkpoint: Checkpoint) -> None:
+        self.journal.append("checkpoint save")
+        self.entered.release()
+        assert self.held.wait(timeout=10)
+        self.memory.save(checkpoint=checkpoint)
+
+
+def held_node() -> tuple[Node, HeldCheckpointStore]:
+    store = HeldCheckpointStore([])
+    node = Node(checkpoints=store)
+    node.checkpoints = store
+    return node, store
+
+
+def test_a_prepare_is_answered_only_once_its_checkpoint_save_returned() -> None:
+    node, store = held_node()
+    ref = node.claim("durable", "npu-0")
+    store.held.clear()
+    thread, answer = prepare_in_background(node, ref)
+    assert store.entered.acquire(timeout=10)
+    thread.join(timeout=0.2)
+    assert answer == {}  # written, not yet durable: the kubelet must not hear "prepared"
+    store.held.set()
+    thread.join(timeout=10)
+    assert devices(answer[ref.uid]) == ["npu-0"]
+
+
+def test_concurrent_prepares_share_checkpoint_saves() -> None:
+    node, store = held_node()
+    refs = [node.claim(f"together-{i}", f"npu-{i}") for i in range(6)]
+    store.held.clear()
+    first = prepare_in_background(node, refs[0])
+    assert store.entered.acquire(timeout=10)
+    others = [prepare_in_background(node, ref) for ref in refs[1:]]
+    for _ in range(1000):  # until all five have staged their claims and wait on the next save
+        if len(node.preparer.prepared().claims) == 6:
+            break
+        threading.Event().wait(0.01)
+    store.held.set()
+    for thread, _ in (first, *others):
+        thread.join(timeout=10)
+    answered = [answer[ref.uid] for (_, answer), ref in zip((first, *others), refs, strict=True)]
+    assert [devices(a) for a in answered] == [[f"npu-{i}"] for i in range(6)]
+    assert store.journal.count("checkpoint save") == 2
+    assert set(node.checkpointed()) == {ref.uid for ref in refs}
+
+
+def test_an_unprepare_whose_save_fails_keeps_the_claim_and_says_why() -> None:
+    store = FullDiskAfterFirstSave()
+    node = Node(checkpoints=store)
+    ref = node.claim("kept", "npu-0")
+    assert devices(node.prepare(ref)[ref.uid]) == ["npu-0"]
+    error = node.preparer.unprepare([ref])[ref.uid]
+    assert "disk full" in str(error)
+    assert list(node.preparer.prepared().claims) == [ref.uid]
+    assert list(store.memory.load().claims) == [ref.uid]
+
+
+class FullDiskAfterFirstSave:
+    def __init__(self) -> None:
+        self.memory = MemoryCheckpointStore()
+
+    def load(self) -> Checkpoint:
+        return self.memory.load()
+
+    def save(self, *, checkpoint: Checkpoint) -> None:
+        if self.memory.document is not None:
+            raise StateError("checkpoint: disk full")
+        self.memory.save(checkpoint=checkpoint)

@@ -224,3 +224,56 @@ def test_map_disagreeing_with_info_is_an_error(tmp_path: Path) -> None:
     )
     with pytest.raises(ProbeError, match=r"`npu-smi info -m` line 2: .*Phy-ID"):
         host.probe()
+
+
+def kept_probe(host: Host, full_every_s: float = 300.0) -> NpuSmiProbe:
+    """One probe re-probing over time, as the plugin's health loop uses it."""
+    return NpuSmiProbe(
+        node=NodeName("node-a"),
+        npu_smi=host.npu_smi.path,
+        sysfs_root=host.sys,
+        dev_root=host.dev,
+        full_every_s=full_every_s,
+    )
+
+
+def test_a_re_probe_of_unchanged_hardware_runs_npu_smi_info_alone(tmp_path: Path) -> None:
+    host = Host(tmp_path, "910B4_8npu")
+    probe = kept_probe(host)
+    first = probe.probe()
+    assert probe.probe() is first
+    assert sorted(host.npu_smi.calls()) == ["info", "info", "info -m", "info -t topo"]
+
+
+def test_a_health_change_is_seen_by_the_next_cheap_re_probe(tmp_path: Path) -> None:
+    host = Host(tmp_path, "910B4_8npu")
+    probe = kept_probe(host)
+    probe.probe()
+    host.npu_smi.set_health(2, "Critical")
+    assert column(probe.probe(), "health")[2] is Health.UNHEALTHY
+    assert host.npu_smi.calls().count("info -t topo") == 2  # the change: a full discovery
+
+
+def test_a_dev_node_gone_is_seen_by_the_next_cheap_re_probe(tmp_path: Path) -> None:
+    host = Host(tmp_path, "910B4_8npu")
+    probe = kept_probe(host)
+    probe.probe()
+    (host.dev / "davinci5").unlink()
+    assert column(probe.probe(), "health")[5] is Health.UNHEALTHY
+
+
+def test_a_full_discovery_runs_again_once_full_every_s_passed(tmp_path: Path) -> None:
+    host = Host(tmp_path, "910B4_8npu")
+    probe = kept_probe(host, full_every_s=0.0)
+    probe.probe()
+    probe.probe()
+    assert host.npu_smi.calls().count("info -t topo") == 2
+
+
+def test_a_failing_cheap_re_probe_is_the_probe_error(tmp_path: Path) -> None:
+    host = Host(tmp_path, "910B4_8npu")
+    probe = kept_probe(host)
+    probe.probe()
+    host.npu_smi.set_answer(INFO, exit=1, stdout="", stderr="dcmi init failed\n")
+    with pytest.raises(ProbeError, match="dcmi init failed"):
+        probe.probe()

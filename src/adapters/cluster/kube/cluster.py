@@ -22,6 +22,7 @@ from typing import Any
 from kubernetes import client
 from kubernetes.client import ApiException
 
+from npu_dra.adapters.cluster.kube.raw import RawResourceApi
 from npu_dra.adapters.cluster.kube.retry import Deadline, StaleRead, with_retries
 from npu_dra.adapters.cluster.kube.watch import SliceWatch
 from npu_dra.adapters.kube_shapes.claims import claim_from_api, device_class_from_api
@@ -60,15 +61,12 @@ class KubeCluster:
         self._api = single_try(api)
         self._budget = retry_budget_s
 
-    # Built on first use: the client imports an API's module (and its models) when it is first
-    # named, and start-up must serve the sockets before it talks to the API server. The one Node
-    # read goes through the bare client where it can: CoreV1Api's import alone takes over a
-    # second of CPU, which calls answered meanwhile would feel. (Two threads racing to build the
-    # API object build two: harmless.)
-    # Typed as Any: we send dict bodies and read raw responses, which the stubs do not model.
+    # The generated API classes are never named: naming one imports its module and models (the
+    # Node read's CoreV1Api alone takes over a second of CPU). Resource calls go through
+    # RawResourceApi, the Node read through the bare client.
     @functools.cached_property
-    def _resource(self) -> Any:
-        return client.ResourceV1Api(self._api)
+    def _resource(self) -> RawResourceApi:
+        return RawResourceApi(self._api)
 
     def publish_pool(
         self, *, node: NodeName, driver: DriverName, slices: Sequence[ResourceSlice]

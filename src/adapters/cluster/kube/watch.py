@@ -18,6 +18,8 @@ from typing import Any
 
 from kubernetes import client, watch
 
+from npu_dra.adapters.cluster.kube.raw import RawResourceApi
+
 log = logging.getLogger(__name__)
 WATCH_TIMEOUT_S = 300
 LIST_TIMEOUT_S = 30.0
@@ -28,7 +30,7 @@ class SliceWatch:
     def __init__(
         self, api: client.ApiClient, *, selector: str, on_change: Callable[[], None]
     ) -> None:
-        self._resource: Any = client.ResourceV1Api(api)
+        self._resource = RawResourceApi(api)
         self._selector = selector
         self._on_change = on_change
         self._stopped = threading.Event()

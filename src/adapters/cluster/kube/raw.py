@@ -1,0 +1,129 @@
+"""The few resource.k8s.io/v1 calls the plugin makes, on the official client's ApiClient without
+its generated ResourceV1Api.
+
+Naming ResourceV1Api imports its module and the pydantic models it annotates (about a quarter
+of a second of CPU and 6 MiB at start), and each of its methods validates its arguments with
+pydantic on every call. The plugin sends dict bodies and reads raw JSON anyway, so these methods
+serialize the request with `ApiClient.param_serialize` and send it with `ApiClient.call_api`, as
+the generated methods do, and answer like them with `_preload_content=False`: the urllib3
+response, a non-2xx status raised as ApiException. Same names and arguments as ResourceV1Api's,
+so `kubernetes.watch.Watch` can stream `list_resource_slice` (raw events: no model to decode).
+An argument these methods do not know is a TypeError, never silently dropped (`dry_run` dropped
+would create for real).
+"""
+
+from typing import Any
+
+from kubernetes.client import ApiClient, ApiException
+
+GROUP = "/apis/resource.k8s.io/v1"
+JSON = "application/json"
+
+
+class RawResourceApi:
+    def __init__(self, api: ApiClient) -> None:
+        self._api = api
+
+    def read_namespaced_resource_claim(
+        self,
+        name: str,
+        namespace: str,
+        *,
+        _request_timeout: Any = None,
+        _preload_content: bool = False,
+    ) -> Any:
+        path = f"{GROUP}/namespaces/{{namespace}}/resourceclaims/{{name}}"
+        return self._call("GET", path, {"name": name, "namespace": namespace}, _request_timeout)
+
+    def read_device_class(
+        self, name: str, *, _request_timeout: Any = None, _preload_content: bool = False
+    ) -> Any:
+        path = f"{GROUP}/deviceclasses/{{name}}"
+        return self._call("GET", path, {"name": name}, _request_timeout)
+
+    def list_resource_slice(
+        self,
+        *,
+        field_selector: str | None = None,
+        resource_version: str | None = None,
+        allow_watch_bookmarks: bool | None = None,
+        timeout_seconds: int | None = None,
+        watch: bool | None = None,
+        _request_timeout: Any = None,
+        _preload_content: bool = False,
+    ) -> Any:
+        query = [
+            (key, value)
+            for key, value in (
+                ("allowWatchBookmarks", allow_watch_bookmarks),
+                ("fieldSelector", field_selector),
+                ("resourceVersion", resource_version),
+                ("timeoutSeconds", timeout_seconds),
+                ("watch", watch),
+            )
+            if value is not None
+        ]
+        return self._call("GET", f"{GROUP}/resourceslices", {}, _request_timeout, query=query)
+
+    def create_resource_slice(
+        self,
+        body: dict[str, Any],
+        *,
+        dry_run: str | None = None,
+        _request_timeout: Any = None,
+        _preload_content: bool = False,
+    ) -> Any:
+        query = [("dryRun", dry_run)] if dry_run is not None else []
+        path = f"{GROUP}/resourceslices"
+        return self._call("POST", path, {}, _request_timeout, query=query, body=body)
+
+    def replace_resource_slice(
+        self,
+        name: str,
+        body: dict[str, Any],
+        *,
+        _request_timeout: Any = None,
+        _preload_content: bool = False,
+    ) -> Any:
+        path = f"{GROUP}/resourceslices/{{name}}"
+        return self._call("PUT", path, {"name": name}, _request_timeout, body=body)
+
+    def delete_resource_slice(
+        self,
+        name: str,
+        *,
+        body: dict[str, Any] | None = None,
+        _request_timeout: Any = None,
+        _preload_content: bool = False,
+    ) -> Any:
+        path = f"{GROUP}/resourceslices/{{name}}"
+        return self._call("DELETE", path, {"name": name}, _request_timeout, body=body)
+
+    def _call(
+        self,
+        method: str,
+        path: str,
+        path_params: dict[str, str],
+        timeout: Any,
+        *,
+        query: list[tuple[str, Any]] | None = None,
+        body: dict[str, Any] | None = None,
+    ) -> Any:
+        headers = {"Accept": JSON}
+        if body is not None:
+            headers["Content-Type"] = JSON
+        api: Any = self._api
+        request = api.param_serialize(
+            method=method,
+            resource_path=path,
+            path_params=path_params,
+            query_params=query or [],
+            header_params=headers,
+            body=body,
+            auth_settings=["BearerToken"],
+        )
+        response = api.call_api(*request, _request_timeout=timeout)
+        if not 200 <= response.status <= 299:
+            response.read()
+            raise ApiException.from_response(http_resp=response, body=None, data=None)
+        return response.response
