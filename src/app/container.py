@@ -18,6 +18,7 @@ from npu_dra.adapters.checkpoint.files import FileCheckpointStore
 from npu_dra.adapters.checkpoint.memory import MemoryCheckpointStore
 from npu_dra.adapters.cluster.kube.cluster import KubeCluster
 from npu_dra.adapters.cluster.kube.connect import api_client
+from npu_dra.adapters.cluster.kube.device_taints import KubeDeviceTaintSupport
 from npu_dra.adapters.cluster.memory import MemoryCluster
 from npu_dra.adapters.grpc.registration import RegistrationState
 from npu_dra.adapters.hardware.ascend_host import AscendHostPaths
@@ -33,11 +34,13 @@ from npu_dra.app.kubelet_plugin.servers import (
     serve_health,
     serve_registration,
 )
+from npu_dra.app.services.device_taints import TaintMode
 from npu_dra.app.services.inventory import InventoryCache
 from npu_dra.app.services.maintainer import PoolMaintainer, maintained_pool
 from npu_dra.app.services.preparer import ClaimPreparer
 from npu_dra.app.services.publisher import PoolPublisher
-from npu_dra.domain.ports import ClusterApi
+from npu_dra.domain.device_taints import TaintPolicy, parse_taint_policy
+from npu_dra.domain.ports import ClusterApi, DeviceTaintSupport
 from npu_dra.domain.profile import profile_named
 
 
@@ -98,6 +101,12 @@ def or_default(value: float | None, default: float) -> float:
     return float(value) if value is not None else default
 
 
+def taint_policy(mode: str | None, effects: str | None) -> TaintPolicy | None:
+    """`--device-taints auto`: taint where the server serves taints; otherwise (off, or the
+    simulation, which sets neither) unusable devices are left out."""
+    return parse_taint_policy(effects or "") if mode == "auto" else None
+
+
 def checkpoint_path(plugins_dir: str, driver: str) -> Path:
     return plugin_data_dir(plugins_dir, driver) / "checkpoint.json"
 
@@ -105,6 +114,7 @@ def checkpoint_path(plugins_dir: str, driver: str) -> Path:
 class NodeContainer(containers.DeclarativeContainer):
     config = providers.Configuration()
     cluster: providers.Dependency[ClusterApi] = providers.Dependency()
+    taint_support: providers.Dependency[DeviceTaintSupport] = providers.Dependency(default=cluster)
 
     profile = providers.Callable(profile_named, config.device_profile)
     host = providers.Callable(
@@ -175,8 +185,20 @@ class NodeContainer(containers.DeclarativeContainer):
         ),
         memory=providers.Singleton(MemoryCheckpointStore),
     )
+    taint_mode = providers.Singleton(
+        TaintMode,
+        policy=providers.Callable(
+            taint_policy, config.device_taints.mode, config.device_taints.effects
+        ),
+        support=taint_support,
+        driver=config.driver_name,
+    )
     publisher = providers.Singleton(
-        PoolPublisher, inventory=inventory, cluster=cluster, driver=config.driver_name
+        PoolPublisher,
+        inventory=inventory,
+        cluster=cluster,
+        driver=config.driver_name,
+        taints=taint_mode,
     )
     preparer = providers.Singleton(
         ClaimPreparer,
@@ -242,12 +264,18 @@ class DevicePluginContainer(containers.DeclarativeContainer):
 class Container(containers.DeclarativeContainer):
     config = providers.Configuration()
 
+    api = providers.Singleton(api_client, config.cluster.kubeconfig)
     cluster = providers.Selector(
         config.cluster.kind,
         memory=providers.Singleton(MemoryCluster),
-        kubernetes=providers.Singleton(
-            KubeCluster, providers.Singleton(api_client, config.cluster.kubeconfig)
-        ),
+        kubernetes=providers.Singleton(KubeCluster, api),
+    )
+    taint_support = providers.Selector(
+        config.cluster.kind,
+        memory=cluster,
+        kubernetes=providers.Singleton(KubeDeviceTaintSupport, api),
     )
     selector_evaluator = providers.Singleton(CelSelectorEvaluator)
-    node = providers.Container(NodeContainer, config=config, cluster=cluster)
+    node = providers.Container(
+        NodeContainer, config=config, cluster=cluster, taint_support=taint_support
+    )

@@ -2,7 +2,8 @@
 
 Each device's profile says which attributes and capacities it publishes (Ascend: the seed's
 chipName, numaNode, physicalId, topologyGroup and memCapacity). Unusable devices are left out of
-the pool so the scheduler can never hand them out.
+the pool so the scheduler can never hand them out, unless a taint policy is given (the API server
+serves device taints): then they stay, tainted as `device_taints.py` says.
 """
 
 from collections.abc import Mapping, Sequence
@@ -15,11 +16,13 @@ from npu_dra.domain.attributes import (
     check_qualified_name,
 )
 from npu_dra.domain.device import Device, NodeInventory
+from npu_dra.domain.device_taints import DeviceTaint, TaintPolicy
 from npu_dra.domain.ids import DeviceName, DriverName, NodeName, PoolName
 from npu_dra.domain.profile import PCI_BUS_ID, profile_named
 from npu_dra.domain.quantity import Quantity
 
 MAX_DEVICES_PER_SLICE = 128
+MAX_DEVICES_PER_SLICE_WITH_TAINTS = 64  # the API server's limit once any device has a taint
 __all__ = ["PCI_BUS_ID", "PoolRef", "PublishedDevice", "ResourceSlice", "desired_slices"]
 
 
@@ -28,6 +31,7 @@ class PublishedDevice:
     name: DeviceName
     attributes: Mapping[str, AttributeValue] = attrs.field(factory=dict)
     capacity: Mapping[str, Quantity] = attrs.field(factory=dict)
+    taints: tuple[DeviceTaint, ...] = ()
 
 
 @attrs.frozen
@@ -48,17 +52,23 @@ class ResourceSlice:
     name: str | None = None
 
 
-def published_device(device: Device) -> PublishedDevice:
+def published_device(device: Device, taints: tuple[DeviceTaint, ...] = ()) -> PublishedDevice:
     """The device as its profile publishes it; every name and value checked."""
     profile = profile_named(device.profile)
     attributes = profile.attributes(device)
     for key, value in attributes.items():
         check_attribute_value(check_qualified_name(key), value)
-    return PublishedDevice(device.name, attributes, profile.capacity(device))
+    return PublishedDevice(device.name, attributes, profile.capacity(device), taints)
 
 
-def pool_devices(inventory: NodeInventory) -> tuple[PublishedDevice, ...]:
-    return tuple(published_device(d) for d in inventory.devices if d.health.usable)
+def pool_devices(
+    inventory: NodeInventory, taints: TaintPolicy | None = None
+) -> tuple[PublishedDevice, ...]:
+    """Usable devices; with a taint policy every device, the unusable ones tainted (a device
+    the policy leaves untainted although unusable, e.g. Degraded=None, is published as is)."""
+    if taints is None:
+        return tuple(published_device(d) for d in inventory.devices if d.health.usable)
+    return tuple(published_device(d, taints.taints_of(d)) for d in inventory.devices)
 
 
 def desired_slices(
@@ -67,13 +77,18 @@ def desired_slices(
     driver: DriverName,
     generation: int,
     limit: int = MAX_DEVICES_PER_SLICE,
+    taints: TaintPolicy | None = None,
 ) -> tuple[ResourceSlice, ...]:
-    """The pool named after the node, split so no slice exceeds `limit` devices.
+    """The pool named after the node, split so no slice exceeds `limit` devices (64 once any
+    device carries a taint, as the API server requires).
 
     An empty inventory still yields one empty slice: "driver up, no devices" differs from
     "no pool".
     """
-    chunks = _chunks(pool_devices(inventory), limit) or [()]
+    devices = pool_devices(inventory, taints)
+    if any(d.taints for d in devices):
+        limit = min(limit, MAX_DEVICES_PER_SLICE_WITH_TAINTS)
+    chunks = _chunks(devices, limit) or [()]
     pool = PoolRef(PoolName(inventory.node), generation, len(chunks))
     return tuple(ResourceSlice(driver, inventory.node, pool, chunk) for chunk in chunks)
 

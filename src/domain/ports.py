@@ -46,6 +46,14 @@ class ClusterApi(Protocol):
     def get_device_class(self, *, name: DeviceClassName) -> DeviceClass: ...
 
 
+class DeviceTaintSupport(Protocol):
+    """Whether the API server keeps device taints (KEP-5055) on this node's slices."""
+
+    def serves_device_taints(self, *, node: NodeName, driver: DriverName) -> bool:
+        """Asked once at start; ClusterUnavailable if the server cannot be asked."""
+        ...
+
+
 class Stoppable(Protocol):
     def stop(self) -> None: ...
 

@@ -48,7 +48,10 @@ def _copy_object(body: Mapping[str, Any]) -> dict[str, Any]:
 
 
 class MemoryCluster:
-    def __init__(self) -> None:
+    def __init__(self, *, device_taints: bool = True) -> None:
+        # Whether it keeps devices[].taints, as a server with DRADeviceTaints on does; off, it
+        # drops them on write without an error, as such a server does.
+        self._device_taints = device_taints
         self._objects: dict[Key, dict[str, Any]] = {}
         self._by_kind: dict[str, dict[Key, dict[str, Any]]] = {}
         self._slices_by_node: dict[str, set[Key]] = {}
@@ -161,6 +164,9 @@ class MemoryCluster:
             raise NotFound(f"ResourceClaim {ref} not found (deleted or replaced)")
         return claim_from_api(obj)
 
+    def serves_device_taints(self, *, node: NodeName, driver: DriverName) -> bool:
+        return self._device_taints
+
     def get_device_class(self, *, name: DeviceClassName) -> DeviceClass:
         obj = self.get("DeviceClass", name)
         if obj is None:
@@ -186,6 +192,9 @@ class MemoryCluster:
         self._by_kind.setdefault(key[0], {})[key] = body
         self._names.add((key[0], key[2]))
         if key[0] == "ResourceSlice":
+            if not self._device_taints:
+                for device in (body.get("spec") or {}).get("devices") or []:
+                    device.pop("taints", None)
             node = str((body.get("spec") or {}).get("nodeName") or "")
             self._slices_by_node.get(self._slice_node.get(key, ""), set()).discard(key)
             self._slices_by_node.setdefault(node, set()).add(key)

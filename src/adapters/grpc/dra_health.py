@@ -26,6 +26,7 @@ _STATUS = {
     Health.HEALTHY: api_pb2.HEALTHY,
     Health.DEGRADED: api_pb2.HEALTHY,  # a minor alarm; the chip still works
     Health.UNHEALTHY: api_pb2.UNHEALTHY,
+    Health.CRITICAL: api_pb2.UNHEALTHY,
     Health.UNKNOWN: api_pb2.UNKNOWN,
 }
 

@@ -14,11 +14,14 @@ from typing import Any
 
 import attrs
 
+from npu_dra.domain.device_taints import parse_taint_policy
+from npu_dra.domain.errors import DomainError
 from npu_dra.domain.profile import profile_named
 
 LOG_LEVELS = ("debug", "info", "warning", "error")
 LOG_FORMATS = ("text", "json")
 CLUSTERS = ("kubernetes", "memory")
+DEVICE_TAINTS = ("auto", "off")
 # The kubelet's gRPC probe dials the pod IP (the node's own, with hostNetwork).
 HEALTHCHECK_HOST = "0.0.0.0"  # noqa: S104
 
@@ -56,6 +59,8 @@ class Settings:
     dcmi_dir: Path = Path("/usr/local/dcmi")
     ascend_install_info: Path = Path("/etc/ascend_install.info")
     driver_root: Path = Path("/")
+    device_taints: str = "auto"
+    taint_effects: str = ""
 
     @classmethod
     def from_args(cls, args: argparse.Namespace) -> "Settings":
@@ -93,6 +98,7 @@ class Settings:
             "health_interval_s": self.health_interval,
             "claim_fetch_timeout_s": self.claim_fetch_timeout,
             "cluster": {"kind": self.cluster, "kubeconfig": self.kubeconfig},
+            "device_taints": {"mode": self.device_taints, "effects": self.taint_effects},
         }
 
 
@@ -139,6 +145,15 @@ def claim_fetch_timeout(text: str) -> float:
             f"{text!r}: must be below the kubelet's {KUBELET_CALL_TIMEOUT_S:.0f}s call timeout"
         )
     return value
+
+
+def taint_effects(text: str) -> str:
+    """`Word=Effect,...` over the default table (domain/device_taints.py), checked here."""
+    try:
+        parse_taint_policy(text)
+    except DomainError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
+    return text
 
 
 def healthcheck_port(text: str) -> int:
@@ -268,6 +283,22 @@ def flags() -> tuple[Flag, ...]:
             "20",
             "seconds a prepare waits for the API server to return its claims, all together",
             {"type": claim_fetch_timeout, "metavar": "SECONDS"},
+        ),
+        Flag(
+            "--device-taints",
+            "DEVICE_TAINTS",
+            "auto",
+            "auto: unhealthy devices stay published with a device taint where the API server "
+            "serves taints (DRADeviceTaints), else are left out; off: always left out",
+            {"type": one_of(DEVICE_TAINTS)},
+        ),
+        Flag(
+            "--taint-effects",
+            "TAINT_EFFECTS",
+            "",
+            "health word -> taint effect over the defaults Degraded=None,Unhealthy=NoSchedule,"
+            "Critical=NoExecute,Unknown=NoSchedule (e.g. Critical=NoSchedule)",
+            {"type": taint_effects, "metavar": "WORD=EFFECT,..."},
         ),
         Flag("--log-level", "LOG_LEVEL", "info", "log level", {"type": one_of(LOG_LEVELS)}),
         Flag("--log-format", "LOG_FORMAT", "text", "text or json", {"type": one_of(LOG_FORMATS)}),
