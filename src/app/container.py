@@ -25,8 +25,10 @@ from npu_dra.adapters.hardware.ascend_host import AscendHostPaths
 from npu_dra.adapters.hardware.choose import check_backend, fake_probe, nvml_probe
 from npu_dra.adapters.hardware.npu_smi.probe import NpuSmiProbe
 from npu_dra.adapters.hardware.nvml.host import NvidiaHostPaths
+from npu_dra.adapters.metrics.prometheus import PrometheusMetrics
 from npu_dra.app.device_plugin.flags import DevicePluginConfig
 from npu_dra.app.device_plugin.wiring import build_runtime, hardware_probe
+from npu_dra.app.kubelet_plugin.metrics_server import serve_metrics
 from npu_dra.app.kubelet_plugin.servers import (
     dra_socket_path,
     registration_socket_path,
@@ -37,6 +39,7 @@ from npu_dra.app.kubelet_plugin.servers import (
 from npu_dra.app.services.device_taints import TaintMode
 from npu_dra.app.services.inventory import InventoryCache
 from npu_dra.app.services.maintainer import PoolMaintainer, maintained_pool
+from npu_dra.app.services.metered import MeteredNodeClaims
 from npu_dra.app.services.preparer import ClaimPreparer
 from npu_dra.app.services.publisher import PoolPublisher
 from npu_dra.domain.device_taints import TaintPolicy, parse_taint_policy
@@ -210,11 +213,16 @@ class NodeContainer(containers.DeclarativeContainer):
         profile=profile,
         fetch_deadline_s=providers.Callable(or_default, config.claim_fetch_timeout_s, 20.0),
     )
+    # Built only on the kubelet plugin's path (the simulation never asks for them).
+    metrics = providers.Singleton(PrometheusMetrics)
+    metered_preparer = providers.Singleton(MeteredNodeClaims, preparer, metrics)
     maintainer = providers.Singleton(
         PoolMaintainer,
         inventory=inventory,
         publisher=publisher,
         interval_s=providers.Callable(or_default, config.health_interval_s, 10.0),
+        metrics=metrics,
+        backend=config.hardware.kind,
     )
     pool_maintenance = providers.Resource(
         maintained_pool,
@@ -231,7 +239,16 @@ class NodeContainer(containers.DeclarativeContainer):
         registration_socket_path, config.registrar_dir, config.driver_name
     )
     dra_server = providers.Resource(
-        serve_dra, socket=dra_socket, preparer=preparer, inventory=inventory
+        serve_dra, socket=dra_socket, preparer=metered_preparer, inventory=inventory
+    )
+    metrics_server = providers.Resource(
+        serve_metrics,
+        metrics=metrics,
+        port=config.metrics_port,
+        host=config.healthcheck_host,
+        inventory=inventory,
+        registration=registration_state,
+        checkpoints=checkpoint_store,
     )
     registration_server = providers.Resource(
         serve_registration,

@@ -44,6 +44,7 @@ BINARIES = (*COMPONENTS, "kubectl")
 DEFAULT_VERSION = "v1.34.3"
 # Every version tests/e2e/k8s/build.sh builds (one go.mod each); the main flow runs on all.
 VERSIONS = (DEFAULT_VERSION, "v1.36.3")
+GATE_APIS = {DEFAULT_VERSION: {"DRADeviceTaints": "resource.k8s.io/v1alpha3=true"}}
 SERVICE_CIDR = "10.0.0.0/24"
 SERVICE_ACCOUNT_ISSUER = "https://kubernetes.default.svc.cluster.local"
 FRONT_PROXY_CLIENT = "front-proxy-client"
@@ -537,6 +538,17 @@ class ControlPlane:
 
     # components --------------------------------------------------------------------------------
 
+    def _api_flags(self) -> tuple[str, ...]:
+        """The APIs a gate needs served: v1.34's DRADeviceTaints makes the scheduler and the
+        controller-manager watch DeviceTaintRules (resource.k8s.io/v1alpha3, off by default),
+        and they wait for that watch forever where the API server does not serve it."""
+        apis = [
+            api
+            for gate, api in GATE_APIS.get(self.version, {}).items()
+            if self.feature_gates.get(gate)
+        ]
+        return (f"--runtime-config={','.join(apis)}",) if apis else ()
+
     def _gate_flags(self) -> tuple[str, ...]:
         if not self.feature_gates:
             return ()
@@ -649,6 +661,7 @@ class ControlPlane:
             "--endpoint-reconciler-type=none",
             "--allow-privileged=true",
             *self._gate_flags(),
+            *self._api_flags(),
             "--profiling=false",
             "--v=2",
         )

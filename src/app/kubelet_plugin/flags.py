@@ -61,6 +61,7 @@ class Settings:
     driver_root: Path = Path("/")
     device_taints: str = "auto"
     taint_effects: str = ""
+    metrics_port: int = -1
 
     @classmethod
     def from_args(cls, args: argparse.Namespace) -> "Settings":
@@ -99,6 +100,7 @@ class Settings:
             "claim_fetch_timeout_s": self.claim_fetch_timeout,
             "cluster": {"kind": self.cluster, "kubeconfig": self.kubeconfig},
             "device_taints": {"mode": self.device_taints, "effects": self.taint_effects},
+            "metrics_port": self.metrics_port,
         }
 
 
@@ -283,6 +285,13 @@ def flags() -> tuple[Flag, ...]:
             "20",
             "seconds a prepare waits for the API server to return its claims, all together",
             {"type": claim_fetch_timeout, "metavar": "SECONDS"},
+        ),
+        Flag(
+            "--metrics-port",
+            "METRICS_PORT",
+            "-1",
+            "Prometheus /metrics port; -1 off, 0 any free port",
+            {"type": healthcheck_port},
         ),
         Flag(
             "--device-taints",

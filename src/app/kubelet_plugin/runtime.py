@@ -72,6 +72,7 @@ class KubeletPlugin:
         try:
             self._servers = [self._node.dra_server(), self._node.registration_server()]
             health = self._node.health_server()
+            self._node.metrics_server()
             self._node.pool_maintenance()
         except (OSError, RuntimeError) as error:  # grpc reports a failed bind as RuntimeError
             raise StartupError(f"cannot serve: {error}") from error
@@ -89,7 +90,13 @@ class KubeletPlugin:
 
     def stop(self) -> None:
         # The registration socket first, so the kubelet stops sending work before we stop serving.
-        for name in ("registration_server", "health_server", "pool_maintenance", "dra_server"):
+        for name in (
+            "registration_server",
+            "health_server",
+            "metrics_server",
+            "pool_maintenance",
+            "dra_server",
+        ):
             _resource(getattr(self._node, name)).shutdown()
         self._container.shutdown_resources()
         log.info("kubelet plugin stopped")
