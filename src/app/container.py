@@ -19,6 +19,7 @@ from npu_dra.adapters.checkpoint.memory import MemoryCheckpointStore
 from npu_dra.adapters.cluster.kube.cluster import KubeCluster
 from npu_dra.adapters.cluster.kube.connect import api_client
 from npu_dra.adapters.cluster.kube.device_taints import KubeDeviceTaintSupport
+from npu_dra.adapters.cluster.kube.events import KubeEvents
 from npu_dra.adapters.cluster.memory import MemoryCluster
 from npu_dra.adapters.grpc.registration import RegistrationState
 from npu_dra.adapters.hardware.ascend_host import AscendHostPaths
@@ -36,14 +37,16 @@ from npu_dra.app.kubelet_plugin.servers import (
     serve_health,
     serve_registration,
 )
+from npu_dra.app.services.claim_events import ClaimFailureEvents
 from npu_dra.app.services.device_taints import TaintMode
+from npu_dra.app.services.event_sink import EventSink, running_sink
 from npu_dra.app.services.inventory import InventoryCache
 from npu_dra.app.services.maintainer import PoolMaintainer, maintained_pool
 from npu_dra.app.services.metered import MeteredNodeClaims
 from npu_dra.app.services.preparer import ClaimPreparer
 from npu_dra.app.services.publisher import PoolPublisher
 from npu_dra.domain.device_taints import TaintPolicy, parse_taint_policy
-from npu_dra.domain.ports import ClusterApi, DeviceTaintSupport
+from npu_dra.domain.ports import ClusterApi, DeviceTaintSupport, EventRecorder
 from npu_dra.domain.profile import profile_named
 
 
@@ -118,6 +121,7 @@ class NodeContainer(containers.DeclarativeContainer):
     config = providers.Configuration()
     cluster: providers.Dependency[ClusterApi] = providers.Dependency()
     taint_support: providers.Dependency[DeviceTaintSupport] = providers.Dependency(default=cluster)
+    event_recorder: providers.Dependency[EventRecorder] = providers.Dependency(default=cluster)
 
     profile = providers.Callable(profile_named, config.device_profile)
     host = providers.Callable(
@@ -215,7 +219,10 @@ class NodeContainer(containers.DeclarativeContainer):
     )
     # Built only on the kubelet plugin's path (the simulation never asks for them).
     metrics = providers.Singleton(PrometheusMetrics)
-    metered_preparer = providers.Singleton(MeteredNodeClaims, preparer, metrics)
+    event_sink = providers.Singleton(EventSink, event_recorder)
+    event_worker = providers.Resource(running_sink, event_sink)
+    reporting_preparer = providers.Singleton(ClaimFailureEvents, preparer, event_sink)
+    metered_preparer = providers.Singleton(MeteredNodeClaims, reporting_preparer, metrics)
     maintainer = providers.Singleton(
         PoolMaintainer,
         inventory=inventory,
@@ -223,6 +230,7 @@ class NodeContainer(containers.DeclarativeContainer):
         interval_s=providers.Callable(or_default, config.health_interval_s, 10.0),
         metrics=metrics,
         backend=config.hardware.kind,
+        events=event_sink,
     )
     pool_maintenance = providers.Resource(
         maintained_pool,
@@ -292,7 +300,16 @@ class Container(containers.DeclarativeContainer):
         memory=cluster,
         kubernetes=providers.Singleton(KubeDeviceTaintSupport, api),
     )
+    event_recorder = providers.Selector(
+        config.cluster.kind,
+        memory=cluster,
+        kubernetes=providers.Singleton(KubeEvents, api),
+    )
     selector_evaluator = providers.Singleton(CelSelectorEvaluator)
     node = providers.Container(
-        NodeContainer, config=config, cluster=cluster, taint_support=taint_support
+        NodeContainer,
+        config=config,
+        cluster=cluster,
+        taint_support=taint_support,
+        event_recorder=event_recorder,
     )

@@ -11,6 +11,7 @@ from npu_dra.domain.cdi import CdiSpec
 from npu_dra.domain.checkpoint import Checkpoint
 from npu_dra.domain.claims import ClaimRef, DeviceClass, ResourceClaim
 from npu_dra.domain.device import NodeInventory
+from npu_dra.domain.events import ClusterEvent
 from npu_dra.domain.ids import ClaimUID, DeviceClassName, DriverName, NodeName
 from npu_dra.domain.pool import ResourceSlice
 from npu_dra.domain.prepare import ClaimOutcome
@@ -51,6 +52,14 @@ class DeviceTaintSupport(Protocol):
 
     def serves_device_taints(self, *, node: NodeName, driver: DriverName) -> bool:
         """Asked once at start; ClusterUnavailable if the server cannot be asked."""
+        ...
+
+
+class EventRecorder(Protocol):
+    """Where Kubernetes Events go (the same API server as the ClusterApi's)."""
+
+    def record_event(self, *, event: ClusterEvent) -> None:
+        """Best effort: ClusterUnavailable (or ApiRefused) if it could not be recorded."""
         ...
 
 

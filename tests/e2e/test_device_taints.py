@@ -11,6 +11,7 @@ says so once, and leaves the NPU out of the slice instead, as before.
 from __future__ import annotations
 
 import contextlib
+import json
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -19,6 +20,7 @@ from typing import Any
 
 import pytest
 import yaml
+from kubernetes import client
 
 from npu_dra.adapters.cluster.kube.device_taints import KubeDeviceTaintSupport
 from npu_dra.domain.ids import DriverName, NodeName
@@ -134,6 +136,18 @@ spec:
 {SEED_POD_SPEC}"""
 
 
+def node_events(node: TaintNode) -> list[dict[str, Any]]:
+    """The plugin's events.k8s.io Events on the Node (RBAC from deploy/manifests)."""
+    found = client.EventsV1Api(node.plane.api_client).list_namespaced_event(
+        "default", _preload_content=False
+    )
+    return [
+        e
+        for e in json.loads(found.data)["items"]
+        if e["regarding"].get("name") == node.node.name and e["reason"] == "DeviceUnhealthy"
+    ]
+
+
 def unschedulable(plane: ControlPlane, pod: str) -> dict[str, Any] | None:
     conditions = read_pod(plane, pod)["status"].get("conditions") or []
     return next(
@@ -159,6 +173,10 @@ def test_an_alarm_taints_the_npu_and_keeps_an_untolerating_pod_off_it_until_it_r
     # Within one health interval: the first probe that saw Alarm published the taint (one
     # more may have started meanwhile).
     assert tainting.probes() - probes_before <= 2
+    tainting.wait(lambda: node_events(tainting), f"a DeviceUnhealthy event on {tainting.node.name}")
+    [event] = node_events(tainting)
+    assert event["type"] == "Warning"
+    assert event["note"].startswith(f"npu-{FLIPPED} (910B4")
     try:
         plane.kubectl("apply", "-f", "-", input=claim_and_pod(name.rsplit("-", 1)[1]))
         tainting.wait(lambda: unschedulable(plane, name), f"{name} PodScheduled=False")

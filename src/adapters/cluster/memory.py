@@ -8,6 +8,7 @@ Objects are kept per kind, and slices also per node, so a simulation of thousand
 publishes and lists in time proportional to what it touches, not to the whole store.
 """
 
+import datetime as dt
 import hashlib
 import threading
 import uuid
@@ -19,9 +20,11 @@ from npu_dra.adapters.kube_shapes.claims import (
     claim_from_api,
     device_class_from_api,
 )
+from npu_dra.adapters.kube_shapes.events import event_to_api
 from npu_dra.adapters.kube_shapes.slices import node_owner, slice_from_api, slice_to_api
 from npu_dra.domain.claims import Allocation, ClaimRef, DeviceClass, ResourceClaim
 from npu_dra.domain.errors import NotFound
+from npu_dra.domain.events import ClusterEvent
 from npu_dra.domain.ids import DeviceClassName, DriverName, NodeName
 from npu_dra.domain.pool import ResourceSlice
 from npu_dra.domain.pool_sync import plan_sync
@@ -29,6 +32,7 @@ from npu_dra.domain.pool_sync import plan_sync
 Key = tuple[str, str, str]  # kind, namespace ("" if cluster-scoped), name
 _UID_SPACE = uuid.UUID("6d1c3f6e-5b0c-4b7e-9d43-2f1d8c0e7a11")
 _ALPHABET = "bcdfghjklmnpqrstvwxz2456789"
+_EPOCH = dt.datetime(2026, 1, 1, tzinfo=dt.UTC)  # events' time: deterministic, as names are
 
 
 def _copy(value: Any) -> Any:
@@ -163,6 +167,9 @@ class MemoryCluster:
         if obj is None or obj["metadata"]["uid"] != ref.uid:
             raise NotFound(f"ResourceClaim {ref} not found (deleted or replaced)")
         return claim_from_api(obj)
+
+    def record_event(self, *, event: ClusterEvent) -> None:
+        self.create(event_to_api(event, instance="memory", now=_EPOCH))
 
     def serves_device_taints(self, *, node: NodeName, driver: DriverName) -> bool:
         return self._device_taints

@@ -73,6 +73,7 @@ class KubeletPlugin:
             self._servers = [self._node.dra_server(), self._node.registration_server()]
             health = self._node.health_server()
             self._node.metrics_server()
+            self._node.event_worker()
             self._node.pool_maintenance()
         except (OSError, RuntimeError) as error:  # grpc reports a failed bind as RuntimeError
             raise StartupError(f"cannot serve: {error}") from error
@@ -96,6 +97,7 @@ class KubeletPlugin:
             "metrics_server",
             "pool_maintenance",
             "dra_server",
+            "event_worker",
         ):
             _resource(getattr(self._node, name)).shutdown()
         self._container.shutdown_resources()

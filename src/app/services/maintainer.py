@@ -16,9 +16,11 @@ import threading
 import time
 from collections.abc import Iterator
 
+from npu_dra.app.services.event_sink import EventSink
 from npu_dra.app.services.inventory import InventoryCache
 from npu_dra.app.services.publisher import PoolPublisher
 from npu_dra.domain.errors import DomainError
+from npu_dra.domain.events import health_events
 from npu_dra.domain.ids import DriverName, NodeName
 from npu_dra.domain.metrics import PluginMetrics
 from npu_dra.domain.ports import SliceWatcher
@@ -39,6 +41,7 @@ class PoolMaintainer:
         retry_s: float = RETRY_S,
         metrics: PluginMetrics | None = None,
         backend: str = "",
+        events: EventSink | None = None,
     ) -> None:
         self._inventory = inventory
         self._publisher = publisher
@@ -46,6 +49,7 @@ class PoolMaintainer:
         self._retry = retry_s
         self._metrics = metrics
         self._backend = backend  # the probe's, as metrics label it
+        self._events = events  # a Node Event per device whose health changed
         self._wake = threading.Event()
         self._stop = threading.Event()
         self._published = threading.Event()
@@ -103,9 +107,12 @@ class PoolMaintainer:
         started, ok = time.monotonic(), False
         try:
             before = self._inventory.current()
-            changed = self._inventory.refresh() != before
+            after = self._inventory.refresh()
             ok = True
-            return changed
+            if self._events is not None:
+                for event in health_events(before, after):
+                    self._events.emit(event)
+            return after != before
         except DomainError as error:  # keep serving with the last good inventory
             log.error("keeping the pool as it is: %s", error)
             return False
