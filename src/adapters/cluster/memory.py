@@ -169,7 +169,9 @@ class MemoryCluster:
         return claim_from_api(obj)
 
     def record_event(self, *, event: ClusterEvent) -> None:
-        self.create(event_to_api(event, instance="memory", now=_EPOCH))
+        with self._lock:
+            suffix = f"{len(self._by_kind.get('Event', {})):x}"  # deterministic, as names are
+            self.create(event_to_api(event, instance="memory", now=_EPOCH, suffix=suffix))
 
     def serves_device_taints(self, *, node: NodeName, driver: DriverName) -> bool:
         return self._device_taints

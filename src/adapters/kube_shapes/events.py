@@ -1,6 +1,8 @@
 """ClusterEvent to an events.k8s.io/v1 Event (what `kubectl events` and `kubectl describe` show).
 
-Node events live in the `default` namespace, as the kubelet's do; a claim's in the claim's.
+Node events live in the `default` namespace, as the kubelet's do; a claim's in the claim's. An
+event's name is the object's name, a dot and a suffix unique to the sender (the kubelet's
+convention); the API server refuses a `generateName` ending in a dot.
 """
 
 import datetime as dt
@@ -16,7 +18,9 @@ def event_namespace(event: ClusterEvent) -> str:
     return event.regarding.namespace or "default"
 
 
-def event_to_api(event: ClusterEvent, *, instance: str, now: dt.datetime) -> dict[str, Any]:
+def event_to_api(
+    event: ClusterEvent, *, instance: str, now: dt.datetime, suffix: str
+) -> dict[str, Any]:
     regarding: dict[str, Any] = {
         "apiVersion": event.regarding.api_version,
         "kind": event.regarding.kind,
@@ -30,7 +34,7 @@ def event_to_api(event: ClusterEvent, *, instance: str, now: dt.datetime) -> dic
         "apiVersion": API_VERSION,
         "kind": "Event",
         "metadata": {
-            "generateName": f"{event.regarding.name}.",
+            "name": f"{event.regarding.name}.{suffix}",
             "namespace": event_namespace(event),
         },
         "eventTime": now.astimezone(dt.UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ"),

@@ -1,14 +1,14 @@
-"""The kubelet-call and probe ports with metrics around them, so the services they wrap stay
-unaware of metrics: the composition root puts these in front of the real ones."""
+"""The kubelet-call port with metrics around it, so the preparer stays unaware of metrics: the
+composition root puts this in front of the real one. (Probes are timed by the pool maintainer,
+the health monitor that runs them.)"""
 
 import time
 from collections.abc import Mapping, Sequence
 
 from npu_dra.domain.claims import ClaimRef
-from npu_dra.domain.device import NodeInventory
 from npu_dra.domain.ids import ClaimUID
 from npu_dra.domain.metrics import PluginMetrics, error_reason
-from npu_dra.domain.ports import HardwareProbe, NodeClaims
+from npu_dra.domain.ports import NodeClaims
 from npu_dra.domain.prepare import ClaimOutcome
 
 PREPARE = "NodePrepareResources"
@@ -45,21 +45,3 @@ class MeteredNodeClaims:
             self._metrics.call_done(
                 method=UNPREPARE, seconds=time.monotonic() - started, error_reasons=reasons
             )
-
-
-class MeteredProbe:
-    def __init__(self, inner: HardwareProbe, metrics: PluginMetrics, *, backend: str) -> None:
-        self._inner = inner
-        self._metrics = metrics
-        self._backend = backend
-
-    def probe(self) -> NodeInventory:
-        started = time.monotonic()
-        ok = False
-        try:
-            found = self._inner.probe()
-            ok = True
-            return found
-        finally:
-            seconds = time.monotonic() - started
-            self._metrics.probe_done(backend=self._backend, seconds=seconds, ok=ok)

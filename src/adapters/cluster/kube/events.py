@@ -4,6 +4,7 @@ since an event is never worth holding anything up for (the sink's worker sends t
 import datetime as dt
 import functools
 import socket
+import time
 from typing import Any
 
 from kubernetes import client
@@ -26,7 +27,9 @@ class KubeEvents:
         return client.EventsV1Api(self._api)
 
     def record_event(self, *, event: ClusterEvent) -> None:
-        body = event_to_api(event, instance=self._instance, now=dt.datetime.now(dt.UTC))
+        now = dt.datetime.now(dt.UTC)
+        suffix = f"{time.time_ns():x}"  # unique per sender, as the kubelet's
+        body = event_to_api(event, instance=self._instance, now=now, suffix=suffix)
 
         def send(deadline: Deadline) -> None:
             self._events.create_namespaced_event(
