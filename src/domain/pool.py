@@ -64,11 +64,14 @@ def published_device(device: Device, taints: tuple[DeviceTaint, ...] = ()) -> Pu
 def pool_devices(
     inventory: NodeInventory, taints: TaintPolicy | None = None
 ) -> tuple[PublishedDevice, ...]:
-    """Usable devices; with a taint policy every device, the unusable ones tainted (a device
-    the policy leaves untainted although unusable, e.g. Degraded=None, is published as is)."""
-    if taints is None:
-        return tuple(published_device(d) for d in inventory.devices if d.health.usable)
-    return tuple(published_device(d, taints.taints_of(d)) for d in inventory.devices)
+    """Usable devices, and with a taint policy the unusable ones it taints too (one it leaves
+    untainted, e.g. Unknown=None, is left out as without taints: never offered bare)."""
+    published = []
+    for device in inventory.devices:
+        tainted = taints.taints_of(device) if taints is not None else ()
+        if device.health.usable or tainted:
+            published.append(published_device(device, tainted))
+    return tuple(published)
 
 
 def desired_slices(

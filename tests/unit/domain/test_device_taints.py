@@ -84,6 +84,16 @@ def test_with_a_policy_unusable_devices_stay_in_the_pool_tainted() -> None:
     ]
 
 
+def test_an_unusable_device_the_policy_does_not_taint_is_left_out_not_offered_bare() -> None:
+    policy = parse_taint_policy("Unknown=None,Degraded=NoSchedule").for_driver(DRIVER)
+    node = inventory(Health.UNKNOWN, Health.DEGRADED, Health.HEALTHY)
+    (only,) = desired_slices(node, driver=DRIVER, generation=1, taints=policy)
+    assert [(d.name, [t.effect for t in d.taints]) for d in only.devices] == [
+        ("npu-1", [NO_SCHEDULE]),
+        ("npu-2", []),
+    ]
+
+
 def test_without_a_policy_unusable_devices_are_left_out_as_before() -> None:
     node = inventory(Health.HEALTHY, Health.UNHEALTHY, Health.CRITICAL)
     (only,) = desired_slices(node, driver=DRIVER, generation=1)
