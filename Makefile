@@ -13,8 +13,8 @@ test: install lint ## the whole suite: lint, types, hexagon contracts, unit, con
 	$(BIN)/pytest -q tests
 
 lint: install
-	$(BIN)/ruff check src tests benchmarks
-	$(BIN)/ruff format --check src tests benchmarks
+	$(BIN)/ruff check src tests benchmarks tools
+	$(BIN)/ruff format --check src tests benchmarks tools
 	$(BIN)/mypy -p npu_dra
 	$(BIN)/lint-imports
 
@@ -22,7 +22,7 @@ bench: install ## print the benchmark figures
 	$(BIN)/python -m benchmarks
 
 protos: install ## regenerate src/adapters/grpc/gen from protos/
-	$(BIN)/python -m npu_dra.adapters.grpc.codegen
+	$(BIN)/python tools/codegen.py
 
 $(BIN)/python:
 	$(shell command -v $(PY) >/dev/null 2>&1 && echo $(PY) || echo python3) -m venv $(VENV)

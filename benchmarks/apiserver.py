@@ -20,8 +20,8 @@ from typing import Any
 
 from kubernetes import client
 
-from npu_dra.app.kubelet_plugin.flags import Hardware, Settings
 from npu_dra.app.kubelet_plugin.runtime import KubeletPlugin, build_container
+from npu_dra.app.options import Hardware, Settings, defaults
 from tests.e2e.plugin_process import DRIVER, fake_node, plugin_process
 from tests.support.controlplane import ControlPlane, build_binaries, wait_for
 from tests.support.kubelet import Kubelet, WireClaim, allocated_claim
@@ -68,19 +68,15 @@ def _settings(scratch: Path, plane: ControlPlane, node: str) -> Settings:
     scratch.mkdir(parents=True, exist_ok=True)
     description = scratch / "node.yaml"
     description.write_text(f"chip: 910B4\ncount: {DEVICES}\n")
-    return Settings(
+    return defaults(
         node_name=node,
-        device_profile="npu",
         driver_name=DRIVER,
         registrar_dir=scratch / "registry",
         plugins_dir=scratch / "plugins",
         cdi_root=scratch / "cdi",
-        healthcheck_port=-1,
         kubeconfig=str(plane.kubeconfig),
         hardware=Hardware("fake", description),
-        npu_smi="npu-smi",
         log_level="warning",
-        log_format="text",
         cluster="kubernetes",
     )
 

@@ -100,7 +100,7 @@ def _rust_cel() -> Candidate:
 
 
 def _celpy() -> Candidate:
-    from npu_dra.adapters.cel.celpy_evaluator import CelpySelectorEvaluator, celpy_device
+    from tests.support.celpy_evaluator import CelpySelectorEvaluator, celpy_device
 
     evaluator = CelpySelectorEvaluator()
     return Candidate(

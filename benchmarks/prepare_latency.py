@@ -18,8 +18,8 @@ from typing import Any
 from dependency_injector import providers
 
 from npu_dra.adapters.hardware.fake import FakeHardware
-from npu_dra.app.kubelet_plugin.flags import Hardware, Settings
 from npu_dra.app.kubelet_plugin.runtime import KubeletPlugin, build_container
+from npu_dra.app.options import Hardware, Settings, defaults
 from npu_dra.domain.claims import ClaimRef
 from npu_dra.domain.device import NodeInventory
 from npu_dra.domain.ids import ClaimName, ClaimUID, Namespace, NodeName
@@ -45,19 +45,15 @@ class CountingProbe:
 
 
 def _settings(scratch: Path) -> Settings:
-    return Settings(
+    return defaults(
         node_name=NODE,
-        device_profile="npu",
         driver_name=DRIVER,
         registrar_dir=scratch / "registry",
         plugins_dir=scratch / "plugins",
         cdi_root=scratch / "cdi",
-        healthcheck_port=-1,
         kubeconfig="",
         hardware=Hardware("fake", scratch / "unused.yaml"),
-        npu_smi="npu-smi",
         log_level="warning",
-        log_format="text",
         cluster="memory",
     )
 

@@ -18,8 +18,9 @@ import tempfile
 import time
 from pathlib import Path
 
-from npu_dra.app.commands.simulate import _plugin
-from npu_dra.app.container import Container
+from npu_dra.app.commands.simulate import node_plugin
+from npu_dra.app.container import container_for
+from npu_dra.app.options import defaults
 from npu_dra.app.simulation.generate import generated_scenario
 from npu_dra.app.simulation.run import simulate
 
@@ -33,19 +34,11 @@ def run_once(nodes: int, pods: int) -> tuple[float, float, float, int]:
     started = time.process_time()
     scenario = generated_scenario(f"nodes={nodes},npus=8,pods={pods}")
     with tempfile.TemporaryDirectory(prefix="npu-dra-bench-") as scratch:
-        root = Container()
-        root.config.from_dict({"cluster": {"kind": "memory"}})
-        plugins = [
-            _plugin(
-                root,
-                scenario,
-                i,
-                driver="npu.huawei.com",
-                cdi_root=Path(scratch) / "cdi",
-                scratch=Path(scratch),
-            )
-            for i in range(len(scenario.nodes))
-        ]
+        settings = defaults(
+            cluster="memory", cdi_root=Path(scratch) / "cdi", plugins_dir=Path(scratch) / "plugins"
+        )
+        root = container_for(settings)
+        plugins = [node_plugin(root, scenario, i, settings) for i in range(len(scenario.nodes))]
         ready = time.process_time()
         wall = time.perf_counter()
         result = simulate(

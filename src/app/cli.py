@@ -1,13 +1,33 @@
-"""The `npu-dra` command: one entry point, a subcommand per mode."""
+"""The `npu-dra` command: one entry point, a subcommand per mode.
+
+Each command module declares its flags from app/options.py and imports what it runs only when it
+runs, so `npu-dra --help` and `npu-dra <command> --help` answer without loading gRPC, the
+Kubernetes client or the CEL runtime.
+"""
 
 import argparse
 import importlib
-import logging
 import sys
 from collections.abc import Sequence
 
+from npu_dra.app.options import OptionError
+
 # Each module exposes register(subparsers) and sets `func` on its parser.
 _COMMANDS = ("simulate", "discover", "kubelet_plugin", "device_plugin")
+DISTRIBUTION = "npu-dra"
+
+
+class _Version(argparse.Action):
+    """`--version`, read from the installed distribution only when asked for."""
+
+    def __call__(self, parser: argparse.ArgumentParser, *_: object) -> None:
+        from importlib.metadata import PackageNotFoundError, version
+
+        try:
+            text = version(DISTRIBUTION)
+        except PackageNotFoundError:
+            text = "unknown (not installed)"
+        parser.exit(message=f"npu-dra {text}\n")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -15,17 +35,23 @@ def build_parser() -> argparse.ArgumentParser:
         prog="npu-dra",
         description="Kubernetes DRA driver and device plugin for Huawei Ascend NPUs",
     )
+    parser.add_argument("--version", action=_Version, nargs=0, help="print the version and exit")
     subparsers = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for name in _COMMANDS:
         importlib.import_module(f"npu_dra.app.commands.{name}").register(subparsers)
     return parser
 
 
+BAD_USAGE = 2
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    if not logging.getLogger().handlers:
-        logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
-    code: int = args.func(args)
+    try:
+        code: int = args.func(args)
+    except OptionError as error:  # flags that parse alone but not together
+        print(f"npu-dra {args.command}: {error}", file=sys.stderr)
+        return BAD_USAGE
     return code
 
 

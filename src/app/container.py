@@ -1,42 +1,25 @@
-"""The composition root: every object graph npu-dra runs is built here, from configuration.
+"""The composition root: every object graph any `npu-dra` command runs is built here, from one
+`Settings` (app/options.py).
 
-`NodeContainer` holds what one node's plugin needs (hardware, stores, services); the kubelet
-plugin uses one, the simulation one per simulated node, all sharing the root's cluster API.
-Services receive their collaborators as constructor arguments and never look them up.
+`Container` holds what a process shares (the cluster API, the simulation's selector evaluator);
+`NodeContainer` holds what one node's plugin needs: its hardware, stores and services, and the
+servers each mode runs, as Resource providers that start when first asked for and stop on
+`shutdown_resources()`, dependents first (the registration socket before the DRA socket it
+announces). The kubelet plugin, the device plugin and `discover` use the root's `node`; the
+simulation builds one `NodeContainer` per simulated node over the root's in-memory cluster.
+
+Every adapter is imported inside the factory that builds it, so a command loads only what it
+runs: `discover` never imports gRPC or the Kubernetes client, the plugins never import the CEL
+runtime, and `npu-dra --help` imports none of them.
 """
 
-from collections.abc import Mapping
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from dependency_injector import containers, providers
 
-from npu_dra.adapters.cdi.files import FileCdiStore
-from npu_dra.adapters.cdi.memory import MemoryCdiStore
-from npu_dra.adapters.cel.evaluator import CelSelectorEvaluator
-from npu_dra.adapters.checkpoint.files import FileCheckpointStore
-from npu_dra.adapters.checkpoint.memory import MemoryCheckpointStore
-from npu_dra.adapters.cluster.kube.cluster import KubeCluster
-from npu_dra.adapters.cluster.kube.connect import api_client
-from npu_dra.adapters.cluster.kube.device_taints import KubeDeviceTaintSupport
-from npu_dra.adapters.cluster.kube.events import KubeEvents
-from npu_dra.adapters.cluster.memory import MemoryCluster
-from npu_dra.adapters.grpc.registration import RegistrationState
-from npu_dra.adapters.hardware.ascend_host import AscendHostPaths
-from npu_dra.adapters.hardware.choose import check_backend, fake_probe, nvml_probe
-from npu_dra.adapters.hardware.npu_smi.probe import NpuSmiProbe
-from npu_dra.adapters.hardware.nvml.host import NvidiaHostPaths
-from npu_dra.adapters.metrics.prometheus import PrometheusMetrics
-from npu_dra.app.device_plugin.flags import DevicePluginConfig
-from npu_dra.app.device_plugin.wiring import build_runtime, hardware_probe
-from npu_dra.app.kubelet_plugin.metrics_server import serve_metrics
-from npu_dra.app.kubelet_plugin.servers import (
-    dra_socket_path,
-    registration_socket_path,
-    serve_dra,
-    serve_health,
-    serve_registration,
-)
+from npu_dra.app.options import Settings
 from npu_dra.app.services.claim_events import ClaimFailureEvents
 from npu_dra.app.services.device_taints import TaintMode
 from npu_dra.app.services.event_sink import EventSink, running_sink
@@ -45,167 +28,348 @@ from npu_dra.app.services.maintainer import PoolMaintainer, maintained_pool
 from npu_dra.app.services.metered import MeteredNodeClaims
 from npu_dra.app.services.preparer import ClaimPreparer
 from npu_dra.app.services.publisher import PoolPublisher
-from npu_dra.domain.device_taints import TaintPolicy, parse_taint_policy
-from npu_dra.domain.ports import ClusterApi, DeviceTaintSupport, EventRecorder
-from npu_dra.domain.profile import profile_named
+from npu_dra.app.services.vnpu import vnpu_service_for
+from npu_dra.domain.ids import DriverName, NodeName
+from npu_dra.domain.ports import (
+    CdiStore,
+    CheckpointStore,
+    ClusterApi,
+    DeviceTaintSupport,
+    EventRecorder,
+    HardwareProbe,
+    NodeClaims,
+    StaticCdiSpecs,
+)
+from npu_dra.domain.profile import DeviceProfile, profile_named
+
+if TYPE_CHECKING:
+    from npu_dra.adapters.metrics.prometheus import PrometheusMetrics
+    from npu_dra.domain.device_taints import TaintPolicy
+    from npu_dra.adapters.cluster.memory import MemoryCluster
+    from npu_dra.adapters.grpc.liveness_server import LivenessServer
+    from npu_dra.adapters.grpc.registration_server import RegistrationState
+    from npu_dra.adapters.grpc.sockets import UnixGrpcServer
+    from npu_dra.adapters.hardware.ascend_host import AscendHostPaths
+    from npu_dra.app.device_plugin.registration_supervisor import DevicePluginRuntime
+    from npu_dra.domain.partitions.ports import VnpuTable
+    from npu_dra.domain.scheduling.ports import SelectorEvaluator
+
+CHECKPOINT_FILE = "checkpoint.json"
 
 
-def plugin_data_dir(plugins_dir: str, driver: str) -> Path:
-    """`<kubelet plugins dir>/<driver>`: same path inside and outside the container."""
-    return Path(plugins_dir) / driver
+# -- the cluster API ----------------------------------------------------------------------------
 
 
-def fake_description(
-    fake_file: str | None, inline: Mapping[str, Any] | None
-) -> Path | Mapping[str, Any]:
-    """A node description file, or one given inline (the simulation's SimulatedNode.spec)."""
-    if inline:
-        return inline
-    if not fake_file:
-        raise ValueError("fake hardware needs a node description file")
-    return Path(fake_file)
+def memory_cluster() -> "MemoryCluster":
+    from npu_dra.adapters.cluster.memory import MemoryCluster
+
+    return MemoryCluster()
 
 
-def path_or(value: str | None, default: str) -> Path:
-    return Path(value or default)
+def kube_api(kubeconfig: str) -> Iterator[object]:
+    """The client of the API server the kubeconfig (empty: the pod's service account) names;
+    its connection pool is closed on shutdown."""
+    from npu_dra.adapters.cluster.kube.connect import api_client
+
+    api = api_client(kubeconfig or None)
+    try:
+        yield api
+    finally:
+        api.close()  # type: ignore[no-untyped-call]
 
 
-def host_paths(
-    npu_smi: str | None,
-    dev_root: str | None,
-    ascend_root: str | None,
-    dcmi_dir: str | None,
-    install_info: str | None,
-) -> AscendHostPaths | None:
-    """The host's driver paths from the plugin's flags; None where no flags say (simulation),
-    so fake hardware then looks at nothing on this machine."""
-    if not npu_smi:
+def kube_cluster(api: object) -> ClusterApi:
+    from npu_dra.adapters.cluster.kube.cluster import KubeCluster
+
+    return KubeCluster(api)  # type: ignore[arg-type]
+
+
+def kube_taint_support(api: object) -> DeviceTaintSupport:
+    from npu_dra.adapters.cluster.kube.device_taints import KubeDeviceTaintSupport
+
+    return KubeDeviceTaintSupport(api)  # type: ignore[arg-type]
+
+
+def kube_events(api: object) -> EventRecorder:
+    from npu_dra.adapters.cluster.kube.events import KubeEvents
+
+    return KubeEvents(api)  # type: ignore[arg-type]
+
+
+def taint_policy(settings: Settings) -> "TaintPolicy | None":
+    """`--device-taints auto`: taint where the server serves taints; otherwise (off, or the
+    simulation) unusable devices are left out."""
+    from npu_dra.domain.device_taints import parse_taint_policy
+
+    if settings.device_taints != "auto" or settings.state != "files":
         return None
-    defaults = AscendHostPaths()
-    return AscendHostPaths(
-        dev_root=path_or(dev_root, str(defaults.dev_root)),
-        npu_smi=Path(npu_smi),
-        ascend_root=path_or(ascend_root, str(defaults.ascend_root)),
-        dcmi_dir=path_or(dcmi_dir, str(defaults.dcmi_dir)),
-        install_info=path_or(install_info, str(defaults.install_info)),
+    return parse_taint_policy(settings.taint_effects)
+
+
+def prometheus_metrics() -> "PrometheusMetrics":
+    from npu_dra.adapters.metrics.prometheus import PrometheusMetrics
+
+    return PrometheusMetrics()
+
+
+def running_metrics(
+    *,
+    settings: Settings,
+    metrics: "PrometheusMetrics",
+    inventory: InventoryCache,
+    state: "RegistrationState",
+    checkpoints: CheckpointStore,
+) -> Iterator[object]:
+    from npu_dra.app.kubelet_plugin.metrics_server import serve_metrics
+
+    yield from serve_metrics(
+        metrics=metrics,
+        port=settings.metrics_port,
+        host=settings.healthcheck_host,
+        inventory=inventory,
+        registration=state,
+        checkpoints=checkpoints,
     )
 
 
-def nvidia_paths_or_none(flags_given: str | None, paths: NvidiaHostPaths) -> NvidiaHostPaths | None:
-    """Like `host_paths`: fake GPUs look at this machine only when the plugin's flags say."""
-    return paths if flags_given else None
+def selector_evaluator() -> "SelectorEvaluator":
+    """The simulation's CEL evaluator (the plugins never evaluate selectors)."""
+    from npu_dra.adapters.cel.evaluator import CelSelectorEvaluator
+
+    return CelSelectorEvaluator()
 
 
-def npu_smi_probe(*, profile: str | None, **paths: Any) -> NpuSmiProbe:
-    """NpuSmiProbe, refused (ValueError naming the flags) under another vendor's profile."""
-    if profile is not None:
-        check_backend("npu-smi", profile)
-    return NpuSmiProbe(**paths)
+# -- hardware -----------------------------------------------------------------------------------
 
 
-def or_default(value: float | None, default: float) -> float:
-    return float(value) if value is not None else default
+def hardware_probe(settings: Settings) -> HardwareProbe:
+    """The backend `--hardware` chose (app/options.py has checked it finds the profile's
+    devices); a fake node description of another profile's devices is refused by its probe."""
+    from npu_dra.adapters.hardware.choose import fake_probe, nvml_probe
+    from npu_dra.adapters.hardware.nvml.host import NvidiaHostPaths
+
+    node = NodeName(settings.node_name)
+    profile = settings.device_profile
+    nvidia = NvidiaHostPaths(dev_root=settings.dev_root, driver_root=settings.driver_root)
+    choice = settings.hardware
+    if choice.kind == "fake":
+        if choice.description is not None:  # a simulated node: nothing on this machine
+            return fake_probe(choice.description, node=node, profile=profile)
+        if choice.fake_file is None:
+            raise ValueError("--hardware fake needs a node description file: fake:FILE")
+        return fake_probe(
+            choice.fake_file,
+            node=node,
+            ascend=ascend_host(settings),
+            nvidia=nvidia,
+            profile=profile,
+        )
+    if choice.kind == "nvml":
+        return nvml_probe(node=node, host=nvidia, profile=profile)
+    from npu_dra.adapters.hardware.npu_smi.probe import NpuSmiProbe
+
+    host = ascend_host(settings)
+    return NpuSmiProbe(
+        node=node,
+        npu_smi=host.npu_smi,
+        sysfs_root=settings.sysfs_root,
+        dev_root=host.dev_root,
+        timeout=settings.probe_timeout,
+        ascend_root=host.ascend_root,
+        dcmi_dir=host.dcmi_dir,
+        install_info=host.install_info,
+    )
 
 
-def taint_policy(mode: str | None, effects: str | None) -> TaintPolicy | None:
-    """`--device-taints auto`: taint where the server serves taints; otherwise (off, or the
-    simulation, which sets neither) unusable devices are left out."""
-    return parse_taint_policy(effects or "") if mode == "auto" else None
+def vnpu_table(settings: Settings, probe: HardwareProbe) -> "VnpuTable | None":
+    """The backend's partitioning capability when `--partitions=templates` asks for it."""
+    from npu_dra.adapters.hardware.sliced import vnpu_table_for
+
+    return vnpu_table_for(settings.partitions, settings.hardware.kind, probe, settings.npu_smi_path)
 
 
-def checkpoint_path(plugins_dir: str, driver: str) -> Path:
-    return plugin_data_dir(plugins_dir, driver) / "checkpoint.json"
+def partitioned_probe(
+    settings: Settings, probe: HardwareProbe, table: "VnpuTable | None", cluster: ClusterApi
+) -> HardwareProbe:
+    """The probe whose inventory also holds the chips' vNPU layouts, where hardware and API
+    server allow (app/services/partitions.py decides, once, and logs it)."""
+    from npu_dra.app.services.partitions import partitioned_probe as decide
+
+    node, driver = NodeName(settings.node_name), DriverName(settings.driver_name)
+    return decide(probe, table, mode=settings.partitions, cluster=cluster, node=node, driver=driver)
+
+
+def ascend_host(settings: Settings) -> "AscendHostPaths":
+    from npu_dra.adapters.hardware.ascend_host import AscendHostPaths
+
+    return AscendHostPaths(
+        dev_root=settings.dev_root,
+        npu_smi=settings.npu_smi_path,
+        ascend_root=settings.ascend_root,
+        dcmi_dir=settings.dcmi_dir,
+        install_info=settings.ascend_install_info,
+    )
+
+
+# -- state on disk (or in memory, for the simulation) -------------------------------------------
+
+
+def plugin_data_dir(settings: Settings) -> Path:
+    """`<kubelet plugins dir>/<driver>`: same path inside and outside the container."""
+    return settings.plugins_dir / settings.driver_name
+
+
+def cdi_files(settings: Settings, profile: DeviceProfile) -> CdiStore:
+    from npu_dra.adapters.cdi.files import FileCdiStore
+
+    return FileCdiStore(settings.cdi_root, driver=settings.driver_name, cdi_class=profile.cdi_class)
+
+
+def cdi_memory() -> CdiStore:
+    from npu_dra.adapters.cdi.memory import MemoryCdiStore
+
+    return MemoryCdiStore()
+
+
+def checkpoint_file(settings: Settings) -> CheckpointStore:
+    from npu_dra.adapters.checkpoint.files import FileCheckpointStore
+
+    return FileCheckpointStore(plugin_data_dir(settings) / CHECKPOINT_FILE)
+
+
+def checkpoint_memory() -> CheckpointStore:
+    from npu_dra.adapters.checkpoint.memory import MemoryCheckpointStore
+
+    return MemoryCheckpointStore()
+
+
+def static_cdi_files(settings: Settings) -> StaticCdiSpecs:
+    from npu_dra.adapters.cdi.static_files import FileStaticCdiSpecs
+
+    return FileStaticCdiSpecs(settings.cdi_root)
+
+
+def static_cdi_memory() -> StaticCdiSpecs:
+    from npu_dra.adapters.cdi.memory import MemoryStaticCdiSpecs
+
+    return MemoryStaticCdiSpecs()
+
+
+# -- the kubelet plugin's servers (resources) ---------------------------------------------------
+
+
+def registration_state() -> "RegistrationState":
+    from npu_dra.adapters.grpc.registration_server import RegistrationState
+
+    return RegistrationState()
+
+
+def dra_socket(settings: Settings) -> Path:
+    """`<kubelet plugins dir>/<driver>/dra.sock`, the endpoint the registration announces."""
+    return plugin_data_dir(settings) / "dra.sock"
+
+
+def registration_socket(settings: Settings) -> Path:
+    from npu_dra.adapters.grpc.registration_server import registration_socket as socket_in
+
+    return socket_in(settings.registrar_dir, settings.driver_name)
+
+
+def running_dra(
+    *, settings: Settings, preparer: NodeClaims, inventory: InventoryCache
+) -> Iterator["UnixGrpcServer"]:
+    from npu_dra.app.kubelet_plugin.servers import serve_dra
+
+    yield from serve_dra(socket=dra_socket(settings), preparer=preparer, inventory=inventory)
+
+
+def running_registration(
+    *, settings: Settings, state: "RegistrationState", serving: "UnixGrpcServer"
+) -> Iterator["UnixGrpcServer"]:
+    """Only once `serving` (the DRA socket) answers: the kubelet dials the endpoint at once."""
+    from npu_dra.app.kubelet_plugin.servers import serve_registration
+
+    yield from serve_registration(
+        socket=registration_socket(settings),
+        driver=settings.driver_name,
+        endpoint=serving.path,
+        state=state,
+    )
+
+
+def running_liveness(
+    *, settings: Settings, state: "RegistrationState", serving: "UnixGrpcServer"
+) -> Iterator["LivenessServer | None"]:
+    from npu_dra.app.kubelet_plugin.servers import serve_liveness
+
+    yield from serve_liveness(
+        host=settings.healthcheck_host,
+        port=settings.healthcheck_port,
+        registration=registration_socket(settings),
+        dra=serving.path,
+        state=state,
+    )
+
+
+# -- the device plugin (one resource per chip family, so built from the first probe) ------------
+
+
+def running_device_plugin(
+    *, settings: Settings, probe: HardwareProbe, static_cdi: StaticCdiSpecs
+) -> Iterator["DevicePluginRuntime"]:
+    from npu_dra.app.device_plugin.assembly import assemble
+
+    runtime = assemble(settings, probe, static_cdi)
+    runtime.start()
+    try:
+        yield runtime
+    finally:
+        runtime.stop()
+
+
+# -- the containers -----------------------------------------------------------------------------
 
 
 class NodeContainer(containers.DeclarativeContainer):
-    config = providers.Configuration()
+    settings: providers.Dependency[Settings] = providers.Dependency(instance_of=Settings)
     cluster: providers.Dependency[ClusterApi] = providers.Dependency()
     taint_support: providers.Dependency[DeviceTaintSupport] = providers.Dependency(default=cluster)
     event_recorder: providers.Dependency[EventRecorder] = providers.Dependency(default=cluster)
 
-    profile = providers.Callable(profile_named, config.device_profile)
-    host = providers.Callable(
-        host_paths,
-        config.hardware.npu_smi_path,
-        config.hardware.dev_root,
-        config.hardware.ascend_root,
-        config.hardware.dcmi_dir,
-        config.hardware.install_info,
+    profile = providers.Callable(profile_named, settings.provided.device_profile)
+    driver = providers.Callable(DriverName, settings.provided.driver_name)
+    node_name = providers.Callable(NodeName, settings.provided.node_name)
+    hardware = providers.Singleton(hardware_probe, settings)
+    vnpu_table = providers.Singleton(vnpu_table, settings, hardware)
+    inventory = providers.Singleton(
+        InventoryCache,
+        probe=providers.Singleton(partitioned_probe, settings, hardware, vnpu_table, cluster),
     )
-    nvidia_host = providers.Callable(
-        NvidiaHostPaths,
-        dev_root=providers.Callable(path_or, config.hardware.dev_root, "/dev"),
-        driver_root=providers.Callable(path_or, config.hardware.driver_root, "/"),
-    )
-    hardware = providers.Selector(
-        config.hardware.kind,
-        fake=providers.Singleton(
-            fake_probe,
-            providers.Callable(
-                fake_description, config.hardware.fake_file, config.hardware.description
-            ),
-            node=config.node_name,
-            ascend=host,
-            nvidia=providers.Callable(
-                nvidia_paths_or_none, config.hardware.npu_smi_path, nvidia_host
-            ),
-            profile=config.device_profile,
-        ),
-        nvml=providers.Singleton(
-            nvml_probe, node=config.node_name, host=nvidia_host, profile=config.device_profile
-        ),
-        npu_smi=providers.Singleton(
-            npu_smi_probe,
-            profile=config.device_profile,
-            node=config.node_name,
-            npu_smi=providers.Callable(
-                path_or, config.hardware.npu_smi_path, "/usr/local/bin/npu-smi"
-            ),
-            sysfs_root=providers.Callable(path_or, config.hardware.sysfs_root, "/sys"),
-            dev_root=providers.Callable(path_or, config.hardware.dev_root, "/dev"),
-            ascend_root=providers.Callable(
-                path_or, config.hardware.ascend_root, "/usr/local/Ascend"
-            ),
-            dcmi_dir=providers.Callable(path_or, config.hardware.dcmi_dir, "/usr/local/dcmi"),
-            install_info=providers.Callable(
-                path_or, config.hardware.install_info, "/etc/ascend_install.info"
-            ),
-        ),
-    )
-    inventory = providers.Singleton(InventoryCache, probe=hardware)
 
     cdi_store = providers.Selector(
-        config.state.kind,
-        files=providers.Singleton(
-            FileCdiStore,
-            providers.Callable(Path, config.cdi_root),
-            driver=config.driver_name,
-            cdi_class=profile.provided.cdi_class,
-        ),
-        memory=providers.Singleton(MemoryCdiStore),
+        settings.provided.state,
+        files=providers.Singleton(cdi_files, settings, profile),
+        memory=providers.Singleton(cdi_memory),
     )
     checkpoint_store = providers.Selector(
-        config.state.kind,
-        files=providers.Singleton(
-            FileCheckpointStore,
-            providers.Callable(checkpoint_path, config.plugins_dir, config.driver_name),
-        ),
-        memory=providers.Singleton(MemoryCheckpointStore),
+        settings.provided.state,
+        files=providers.Singleton(checkpoint_file, settings),
+        memory=providers.Singleton(checkpoint_memory),
     )
+    static_cdi = providers.Selector(
+        settings.provided.state,
+        files=providers.Singleton(static_cdi_files, settings),
+        memory=providers.Singleton(static_cdi_memory),
+    )
+
     taint_mode = providers.Singleton(
         TaintMode,
-        policy=providers.Callable(
-            taint_policy, config.device_taints.mode, config.device_taints.effects
-        ),
+        policy=providers.Callable(taint_policy, settings),
         support=taint_support,
-        driver=config.driver_name,
+        driver=driver,
     )
     publisher = providers.Singleton(
-        PoolPublisher,
-        inventory=inventory,
-        cluster=cluster,
-        driver=config.driver_name,
-        taints=taint_mode,
+        PoolPublisher, inventory=inventory, cluster=cluster, driver=driver, taints=taint_mode
     )
     preparer = providers.Singleton(
         ClaimPreparer,
@@ -213,12 +377,13 @@ class NodeContainer(containers.DeclarativeContainer):
         cdi=cdi_store,
         checkpoints=checkpoint_store,
         inventory=inventory,
-        driver=config.driver_name,
+        driver=driver,
         profile=profile,
-        fetch_deadline_s=providers.Callable(or_default, config.claim_fetch_timeout_s, 20.0),
+        fetch_deadline_s=settings.provided.claim_fetch_timeout,
+        vnpus=providers.Singleton(vnpu_service_for, vnpu_table, checkpoint_store),
     )
     # Built only on the kubelet plugin's path (the simulation never asks for them).
-    metrics = providers.Singleton(PrometheusMetrics)
+    metrics = providers.Singleton(prometheus_metrics)
     event_sink = providers.Singleton(EventSink, event_recorder)
     event_worker = providers.Resource(running_sink, event_sink)
     reporting_preparer = providers.Singleton(ClaimFailureEvents, preparer, event_sink)
@@ -227,89 +392,74 @@ class NodeContainer(containers.DeclarativeContainer):
         PoolMaintainer,
         inventory=inventory,
         publisher=publisher,
-        interval_s=providers.Callable(or_default, config.health_interval_s, 10.0),
+        interval_s=settings.provided.health_interval,
         metrics=metrics,
-        backend=config.hardware.kind,
+        backend=settings.provided.hardware.kind,
         events=event_sink,
     )
+
+    # The kubelet plugin: publishing and its three servers.
     pool_maintenance = providers.Resource(
-        maintained_pool,
-        maintainer=maintainer,
-        watcher=cluster,
-        node=config.node_name,
-        driver=config.driver_name,
+        maintained_pool, maintainer=maintainer, watcher=cluster, node=node_name, driver=driver
     )
-    # The kubelet plugin's servers (resources: started when first asked for, in the runtime's
-    # order, and stopped on shutdown); the simulation never asks for them.
-    registration_state = providers.Singleton(RegistrationState)
-    dra_socket = providers.Callable(dra_socket_path, config.plugins_dir, config.driver_name)
-    registration_socket = providers.Callable(
-        registration_socket_path, config.registrar_dir, config.driver_name
-    )
+    registration = providers.Singleton(registration_state)
     dra_server = providers.Resource(
-        serve_dra, socket=dra_socket, preparer=metered_preparer, inventory=inventory
-    )
-    metrics_server = providers.Resource(
-        serve_metrics,
-        metrics=metrics,
-        port=config.metrics_port,
-        host=config.healthcheck_host,
-        inventory=inventory,
-        registration=registration_state,
-        checkpoints=checkpoint_store,
+        running_dra, settings=settings, preparer=metered_preparer, inventory=inventory
     )
     registration_server = providers.Resource(
-        serve_registration,
-        socket=registration_socket,
-        driver=config.driver_name,
-        endpoint=dra_socket,
-        state=registration_state,
+        running_registration, settings=settings, state=registration, serving=dra_server
     )
-    health_server = providers.Resource(
-        serve_health,
-        host=config.healthcheck_host,
-        port=config.healthcheck_port,
-        registration=registration_socket,
-        dra=dra_socket,
-        state=registration_state,
+    liveness_server = providers.Resource(
+        running_liveness, settings=settings, state=registration, serving=dra_server
+    )
+    metrics_server = providers.Resource(
+        running_metrics,
+        settings=settings,
+        metrics=metrics,
+        inventory=inventory,
+        state=registration,
+        checkpoints=checkpoint_store,
     )
 
-
-class DevicePluginContainer(containers.DeclarativeContainer):
-    """`npu-dra device-plugin`: the probe its flags choose, and the runtime built from the first
-    inventory (one resource per chip family, so the graph depends on what the probe finds)."""
-
-    settings: providers.Dependency[DevicePluginConfig] = providers.Dependency(
-        instance_of=DevicePluginConfig
+    # The classic device plugin, every resource served and registered.
+    device_plugin = providers.Resource(
+        running_device_plugin, settings=settings, probe=hardware, static_cdi=static_cdi
     )
-    hardware = providers.Singleton(hardware_probe, settings)
-    runtime = providers.Singleton(build_runtime, settings, hardware)
 
 
 class Container(containers.DeclarativeContainer):
-    config = providers.Configuration()
+    settings: providers.Dependency[Settings] = providers.Dependency(instance_of=Settings)
 
-    api = providers.Singleton(api_client, config.cluster.kubeconfig)
+    api = providers.Resource(kube_api, settings.provided.kubeconfig)
     cluster = providers.Selector(
-        config.cluster.kind,
-        memory=providers.Singleton(MemoryCluster),
-        kubernetes=providers.Singleton(KubeCluster, api),
+        settings.provided.cluster,
+        memory=providers.Singleton(memory_cluster),
+        kubernetes=providers.Singleton(kube_cluster, api),
     )
     taint_support = providers.Selector(
-        config.cluster.kind,
+        settings.provided.cluster,
         memory=cluster,
-        kubernetes=providers.Singleton(KubeDeviceTaintSupport, api),
+        kubernetes=providers.Singleton(kube_taint_support, api),
     )
     event_recorder = providers.Selector(
-        config.cluster.kind,
+        settings.provided.cluster,
         memory=cluster,
-        kubernetes=providers.Singleton(KubeEvents, api),
+        kubernetes=providers.Singleton(kube_events, api),
     )
-    selector_evaluator = providers.Singleton(CelSelectorEvaluator)
+    selector_evaluator = providers.Singleton(selector_evaluator)
     node = providers.Container(
         NodeContainer,
-        config=config,
+        settings=settings,
         cluster=cluster,
         taint_support=taint_support,
         event_recorder=event_recorder,
     )
+
+
+def container_for(settings: Settings) -> Container:
+    return Container(settings=providers.Object(settings))
+
+
+def node_container(root: Container, settings: Settings) -> NodeContainer:
+    """Another node's plugin over `root`'s cluster API (the simulation's nodes)."""
+    return NodeContainer(settings=providers.Object(settings), cluster=root.cluster)

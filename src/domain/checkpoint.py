@@ -6,6 +6,7 @@ import attrs
 
 from npu_dra.domain.claims import ClaimRef
 from npu_dra.domain.ids import ClaimUID, DeviceName, PoolName, RequestName
+from npu_dra.domain.partitions.vnpu import VnpuRecord
 
 CHECKPOINT_VERSION = 1
 
@@ -18,6 +19,7 @@ class PreparedDevice:
     cdi_ids: tuple[str, ...]
     admin_access: bool = False
     share_id: str | None = None
+    vnpu: VnpuRecord | None = None  # a partition: the vNPU made for it (recorded before creation)
 
 
 @attrs.frozen
@@ -44,4 +46,13 @@ class Checkpoint:
             for uid, claim in self.claims.items()
             for device in claim.devices
             if not device.admin_access and device.share_id is None
+        }
+
+    def vnpus(self) -> dict[int, tuple[ClaimUID, VnpuRecord]]:
+        """Every recorded vNPU by id, with the claim it was made for."""
+        return {
+            device.vnpu.vnpu_id: (uid, device.vnpu)
+            for uid, claim in self.claims.items()
+            for device in claim.devices
+            if device.vnpu is not None
         }

@@ -18,11 +18,21 @@ from npu_dra.domain.attributes import (
 from npu_dra.domain.device import Device, NodeInventory
 from npu_dra.domain.device_taints import DeviceTaint, TaintPolicy
 from npu_dra.domain.ids import DeviceName, DriverName, NodeName, PoolName
+from npu_dra.domain.partitions.layout import (
+    PARENT_ATTRIBUTE,
+    TEMPLATE_ATTRIBUTE,
+    ChipLayout,
+    CounterConsumption,
+    CounterSet,
+    chip_layout,
+)
 from npu_dra.domain.profile import PCI_BUS_ID, profile_named
 from npu_dra.domain.quantity import Quantity
 
 MAX_DEVICES_PER_SLICE = 128
 MAX_DEVICES_PER_SLICE_WITH_TAINTS = 64  # the API server's limit once any device has a taint
+MAX_COUNTING_DEVICES_PER_SLICE = 64  # 1.35+: a slice with consumesCounters holds at most 64
+MAX_COUNTER_SETS_PER_SLICE = 8  # 1.35+: sharedCounters per slice
 __all__ = ["PCI_BUS_ID", "PoolRef", "PublishedDevice", "ResourceSlice", "desired_slices"]
 
 
@@ -31,6 +41,7 @@ class PublishedDevice:
     name: DeviceName
     attributes: Mapping[str, AttributeValue] = attrs.field(factory=dict)
     capacity: Mapping[str, Quantity] = attrs.field(factory=dict)
+    consumes_counters: tuple[CounterConsumption, ...] = ()
     taints: tuple[DeviceTaint, ...] = ()
 
 
@@ -50,6 +61,7 @@ class ResourceSlice:
     pool: PoolRef
     devices: tuple[PublishedDevice, ...]
     name: str | None = None
+    shared_counters: tuple[CounterSet, ...] = ()
 
 
 def published_device(device: Device, taints: tuple[DeviceTaint, ...] = ()) -> PublishedDevice:
@@ -58,7 +70,7 @@ def published_device(device: Device, taints: tuple[DeviceTaint, ...] = ()) -> Pu
     attributes = profile.attributes(device)
     for key, value in attributes.items():
         check_attribute_value(check_qualified_name(key), value)
-    return PublishedDevice(device.name, attributes, profile.capacity(device), taints)
+    return PublishedDevice(device.name, attributes, profile.capacity(device), taints=taints)
 
 
 def pool_devices(
@@ -74,6 +86,31 @@ def pool_devices(
     return tuple(published)
 
 
+def chip_layouts(inventory: NodeInventory) -> dict[DeviceName, ChipLayout]:
+    """The partition layout of each usable chip the inventory says can be sliced."""
+    return {
+        d.name: chip_layout(d.name, inventory.slicing[d.name])
+        for d in inventory.devices
+        if d.health.usable and d.name in inventory.slicing
+    }
+
+
+def partitioned_devices(device: PublishedDevice, layout: ChipLayout) -> tuple[PublishedDevice, ...]:
+    """The whole chip consuming all its counters, then its partitions: the chip's attributes
+    (so selectors on NUMA node or chip name still work) plus the template and the parent."""
+    whole = attrs.evolve(device, consumes_counters=(layout.whole,))
+    parts = tuple(
+        PublishedDevice(
+            p.name,
+            {**device.attributes, TEMPLATE_ATTRIBUTE: p.template.name, PARENT_ATTRIBUTE: p.parent},
+            p.capacity(),
+            consumes_counters=(p.consumes,),
+        )
+        for p in layout.partitions
+    )
+    return (whole, *parts)
+
+
 def desired_slices(
     inventory: NodeInventory,
     *,
@@ -86,14 +123,65 @@ def desired_slices(
     device carries a taint, as the API server requires).
 
     An empty inventory still yields one empty slice: "driver up, no devices" differs from
-    "no pool".
+    "no pool". A sliceable chip gets a slice of its own holding its counter set, the whole chip
+    and its partitions: in resource.k8s.io/v1 as 1.34 serves it, a device may only consume
+    counters of its own slice, and a slice holds at most 32 counters in all.
     """
     devices = pool_devices(inventory, taints)
     if any(d.taints for d in devices):
         limit = min(limit, MAX_DEVICES_PER_SLICE_WITH_TAINTS)
-    chunks = _chunks(devices, limit) or [()]
+    layouts = chip_layouts(inventory)
+    if layouts and inventory.counter_slices:
+        return _counters_apart(
+            inventory, layouts, devices, driver=driver, generation=generation, limit=limit
+        )
+    whole = [d for d in devices if d.name not in layouts]
+    chunks: list[tuple[tuple[PublishedDevice, ...], tuple[CounterSet, ...]]] = [
+        (chunk, ()) for chunk in _chunks(whole, limit)
+    ]
+    for device in devices:
+        if (layout := layouts.get(device.name)) is not None:
+            chunks.append((partitioned_devices(device, layout), (layout.counter_set,)))
+    chunks = chunks or [((), ())]
     pool = PoolRef(PoolName(inventory.node), generation, len(chunks))
-    return tuple(ResourceSlice(driver, inventory.node, pool, chunk) for chunk in chunks)
+    return tuple(
+        ResourceSlice(driver, inventory.node, pool, devices, shared_counters=counters)
+        for devices, counters in chunks
+    )
+
+
+def _counters_apart(
+    inventory: NodeInventory,
+    layouts: Mapping[DeviceName, ChipLayout],
+    devices: Sequence[PublishedDevice],
+    *,
+    driver: DriverName,
+    generation: int,
+    limit: int,
+) -> tuple[ResourceSlice, ...]:
+    """The 1.35+ layout: counter sets in slices of their own (8 per slice), then the plain
+    chips, then the sliced chips with their partitions (64 per slice, as counters require)."""
+    sets = [layout.counter_set for layout in layouts.values()]
+    plain = [d for d in devices if d.name not in layouts]
+    counting = [
+        p
+        for d in devices
+        if (layout := layouts.get(d.name)) is not None
+        for p in partitioned_devices(d, layout)
+    ]
+    chunks: list[tuple[tuple[PublishedDevice, ...], tuple[CounterSet, ...]]] = [
+        ((), tuple(sets[i : i + MAX_COUNTER_SETS_PER_SLICE]))
+        for i in range(0, len(sets), MAX_COUNTER_SETS_PER_SLICE)
+    ]
+    chunks += [(chunk, ()) for chunk in _chunks(plain, limit)]
+    chunks += [
+        (chunk, ()) for chunk in _chunks(counting, min(limit, MAX_COUNTING_DEVICES_PER_SLICE))
+    ]
+    pool = PoolRef(PoolName(inventory.node), generation, len(chunks))
+    return tuple(
+        ResourceSlice(driver, inventory.node, pool, devices, shared_counters=counters)
+        for devices, counters in chunks
+    )
 
 
 def _chunks(devices: Sequence[PublishedDevice], size: int) -> list[tuple[PublishedDevice, ...]]:

@@ -93,6 +93,17 @@ class CdiStore(Protocol):
     def claim_uids(self) -> frozenset[ClaimUID]: ...
 
 
+class StaticCdiSpecs(Protocol):
+    """Where the device plugin's static CDI spec lives: one per CDI kind, naming devices, not
+    claims, and replaced whole, so a runtime reading it sees the old spec or the new one."""
+
+    def write_static(self, *, spec: CdiSpec) -> str:
+        """Create or replace the spec of `spec.kind`; returns where it is (for the log)."""
+        ...
+
+    def read_static(self, *, kind: str) -> CdiSpec | None: ...
+
+
 class CheckpointStore(Protocol):
     """Durable record of prepared claims; the only state NodeUnprepareResources needs."""
 

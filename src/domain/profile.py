@@ -105,11 +105,13 @@ def _gpu_attributes(device: Device) -> dict[str, AttributeValue]:
 
 
 def chip_family(chip_name: str) -> str:
-    """Extended-resource family of a chip: 910B4 -> Ascend910, 310P3 -> Ascend310P."""
+    """Extended-resource family of a chip: 910B4 -> Ascend910, 310P3 -> Ascend310P. An A3
+    node's npu-smi names its chips `Ascend910` (ascend-facts A.2): the prefix is not doubled."""
+    bare = chip_name.removeprefix("Ascend")
     for family in ("310P", "310B", "910", "950", "310"):
-        if chip_name.startswith(family):
+        if bare.startswith(family):
             return f"Ascend{family}"
-    return f"Ascend{chip_name}"
+    return f"Ascend{bare}"
 
 
 _310B = frozenset({"Ascend310B"})

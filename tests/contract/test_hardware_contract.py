@@ -14,17 +14,6 @@ from typing import Any
 import attrs
 import pytest
 import yaml
-from support.fake_npu_smi import (
-    FIXTURES,
-    INFO,
-    MAP,
-    TOPO,
-    FakeNpuSmi,
-    load_scenario,
-    make_dev_root,
-    make_sysfs,
-    scenario_names,
-)
 
 from npu_dra.adapters.hardware.errors import ProbeError
 from npu_dra.adapters.hardware.fake import FakeHardware
@@ -37,6 +26,17 @@ from npu_dra.contract import HardwareBackend, HardwareContract, load_backend
 from npu_dra.domain.device import NodeInventory
 from npu_dra.domain.ids import DeviceName, NodeName
 from npu_dra.domain.ports import HardwareProbe
+from tests.support.fake_npu_smi import (
+    FIXTURES,
+    INFO,
+    MAP,
+    TOPO,
+    FakeNpuSmi,
+    load_scenario,
+    make_dev_root,
+    make_sysfs,
+    scenario_names,
+)
 
 NODE = NodeName("node-a")
 FAKE_DESCRIPTIONS: dict[str, dict[str, Any]] = {

@@ -5,13 +5,13 @@ import threading
 import pytest
 
 from npu_dra.adapters.cel import CelSelectorEvaluator
-from npu_dra.adapters.cel.celpy_evaluator import CelpySelectorEvaluator
 from npu_dra.domain.attributes import Version
 from npu_dra.domain.errors import SelectorError
 from npu_dra.domain.ids import DriverName
 from npu_dra.domain.quantity import Quantity
 from npu_dra.domain.scheduling.ports import SelectorEvaluator
 from npu_dra.domain.scheduling.selectors import SelectorDevice
+from tests.support.celpy_evaluator import CelpySelectorEvaluator
 
 DRIVER = "npu.huawei.com"
 NPU = f'device.attributes["{DRIVER}"]'

@@ -9,9 +9,9 @@ from typing import Any
 
 import pytest
 
-from npu_dra.adapters.grpc.health_servicer import LIVENESS_SERVICES
+from npu_dra.adapters.grpc.liveness_server import LIVENESS_SERVICES
 from npu_dra.app.cli import build_parser
-from npu_dra.app.kubelet_plugin.flags import Settings, flags
+from npu_dra.app.options import COMMANDS, OPTIONS, Hardware, Settings, settings_from
 from tests.deploy.objects import (
     container,
     expanded_argv,
@@ -37,7 +37,7 @@ def settings() -> Settings:
     assert argv[0] == "npu-dra"
     args = build_parser().parse_args(argv[1:])
     assert args.func.__module__ == "npu_dra.app.commands.kubelet_plugin"
-    return Settings.from_args(args)
+    return settings_from(args)
 
 
 def test_the_daemonset_args_are_flags_the_cli_parses_to_the_seed_settings() -> None:
@@ -47,7 +47,7 @@ def test_the_daemonset_args_are_flags_the_cli_parses_to_the_seed_settings() -> N
     assert str(parsed.registrar_dir) == "/var/lib/kubelet/plugins_registry"
     assert str(parsed.plugins_dir) == "/var/lib/kubelet/plugins"
     assert str(parsed.cdi_root) == "/var/run/cdi"
-    assert parsed.hardware.kind == "npu_smi"
+    assert parsed.hardware == Hardware("npu_smi")
     assert parsed.cluster == "kubernetes"
     assert parsed.kubeconfig == ""  # in-cluster: the pod's ServiceAccount token
 
@@ -55,19 +55,21 @@ def test_the_daemonset_args_are_flags_the_cli_parses_to_the_seed_settings() -> N
 def test_no_flag_is_given_twice_and_every_one_is_the_codes() -> None:
     names = [arg.split("=", 1)[0] for arg in container(daemonset())["args"]]
     assert len(names) == len(set(names))
-    assert set(names) <= {flag.name for flag in flags()}
+    kubelet_plugin = [OPTIONS[dest] for dest in COMMANDS["kubelet-plugin"]]
+    assert set(names) <= {flag for option in kubelet_plugin for flag in option.flags}
 
 
 def test_every_env_var_is_one_the_code_reads() -> None:
     env = container(daemonset())["env"]
     names = {e["name"] for e in env}
-    assert names - NOT_FLAGS <= {flag.env for flag in flags()}
+    assert names - NOT_FLAGS <= {OPTIONS[dest].env for dest in COMMANDS["kubelet-plugin"]}
     node_name = next(e for e in env if e["name"] == "NODE_NAME")
     assert node_name["valueFrom"]["fieldRef"]["fieldPath"] == "spec.nodeName"
 
 
 @pytest.mark.parametrize(
-    "setting", ["registrar_dir", "plugins_dir", "cdi_root", "sysfs_root", "dev_root", "npu_smi"]
+    "setting",
+    ["registrar_dir", "plugins_dir", "cdi_root", "sysfs_root", "dev_root", "npu_smi_path"],
 )
 def test_each_host_path_the_plugin_uses_is_mounted_at_the_same_path(setting: str) -> None:
     # The DRA socket the plugin announces (<plugins dir>/<driver>/dra.sock) must be the same

@@ -37,7 +37,7 @@ def simulate(example: Path, tmp_path: Path, nodes: list[dict[str, Any]] = NODES)
     scenario.write_text(yaml.safe_dump_all([*simulated, device_class, *load([example])]))
     result = subprocess.run(
         [sys.executable, "-m", "npu_dra.app.cli", "simulate", "--scenario", str(scenario),
-         "--output", "json", "--cdi-root", str(tmp_path / "cdi")],
+         "--output", "json", "--cdi-out", str(tmp_path / "cdi")],
         capture_output=True, text=True, timeout=120, check=False,
     )  # fmt: skip
     assert result.returncode == 0, result.stderr

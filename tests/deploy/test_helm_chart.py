@@ -5,13 +5,13 @@ device plugin instead of the DRA plugin when asked."""
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from npu_dra.app.cli import build_parser
-from npu_dra.app.device_plugin.flags import add_flags, config_from
-from npu_dra.app.kubelet_plugin.flags import Settings
+from npu_dra.app.options import Hardware, Settings, add_options, settings_from
 from tests.deploy.helm_cli import CHART, HELM_LABELS, Helm, HelmError, without_helm_labels
 from tests.deploy.objects import (
     DEVICE_PLUGIN_DAEMONSET,
@@ -79,7 +79,7 @@ def test_a_string_port_is_rejected_even_from_a_values_file(helm: Helm) -> None:
 
 def kubelet_plugin_settings(rendered: list[dict[str, Any]]) -> Settings:
     argv = expanded_argv(only(rendered, "DaemonSet"), {"NODE_NAME": "node-a"})
-    return Settings.from_args(build_parser().parse_args(argv[1:]))
+    return settings_from(build_parser().parse_args(argv[1:]))
 
 
 def test_values_reach_the_plugins_flags_and_mounts(helm: Helm) -> None:
@@ -105,7 +105,7 @@ def test_values_reach_the_plugins_flags_and_mounts(helm: Helm) -> None:
     assert parsed.driver_name == "npu.example.com"
     assert (str(parsed.cdi_root), parsed.healthcheck_port) == ("/etc/cdi", 52000)
     assert str(parsed.hardware.fake_file) == "/etc/npu-dra/node.yaml"
-    assert (parsed.npu_smi, parsed.health_interval) == ("/opt/bin/npu-smi", 2.5)
+    assert (str(parsed.npu_smi_path), parsed.health_interval) == ("/opt/bin/npu-smi", 2.5)
     assert (parsed.log_level, parsed.log_format) == ("debug", "json")
     daemonset = only(rendered, "DaemonSet")
     mounts = host_path_mounts(daemonset)
@@ -196,11 +196,14 @@ def test_device_plugin_values_reach_its_env_and_parse(helm: Helm) -> None:
     env = {e["name"]: e["value"] for e in spec["env"] if "value" in e}
     assert env["DRIVER_MOUNTS"] == "/usr/local/Ascend/driver,/usr/local/dcmi:/opt/dcmi"
     parser = argparse.ArgumentParser()
-    add_flags(parser, env)
-    config = config_from(parser.parse_args([]))
+    add_options(parser, "device-plugin", env)
+    config = settings_from(parser.parse_args([]))
     assert len(config.driver_mounts) == 2
     assert config.cdi_enabled
     assert str(config.cdi_root) == "/var/run/cdi"
-    assert config.resource_names == "Ascend910=huawei.com/npu"
-    assert (config.health_interval, config.hardware) == (3.0, "fake:/etc/node.yaml")
-    assert config.log_level == "DEBUG"
+    assert config.resource_name == "Ascend910=huawei.com/npu"
+    assert (config.health_interval, config.hardware) == (
+        3.0,
+        Hardware("fake", Path("/etc/node.yaml")),
+    )
+    assert config.log_level == "debug"

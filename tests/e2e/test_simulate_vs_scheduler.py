@@ -18,6 +18,7 @@ import io
 import json
 import time
 import uuid
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -27,8 +28,17 @@ from kubernetes import client
 
 from npu_dra.app.cli import main
 from tests.support.controlplane import ControlPlane
+from tests.support.gated_plane import gated_control_plane
 
 SCENARIOS = sorted((Path(__file__).parent / "simulate_scenarios").glob("*.yaml"))
+GATED_SCENARIOS = sorted((Path(__file__).parent / "simulate_scenarios_gated").glob("*.yaml"))
+
+
+@pytest.fixture(scope="module")
+def gated_plane(
+    k8s_bin_dir: Path, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[ControlPlane]:
+    yield from gated_control_plane(k8s_bin_dir, tmp_path_factory)
 
 
 def _simulate(text: str, tmp_path: Path, driver: str) -> dict[str, Any]:
@@ -78,6 +88,8 @@ def _devices(plane: ControlPlane, pod: dict[str, Any]) -> list[str]:
     statuses = pod.get("status", {}).get("resourceClaimStatuses") or []
     names = {s.get("resourceClaimName") for s in statuses}
     names |= {c.get("resourceClaimName") for c in pod["spec"].get("resourceClaims") or []}
+    extended = pod.get("status", {}).get("extendedResourceClaimStatus") or {}
+    names.add(extended.get("resourceClaimName"))
     found = []
     for name in sorted(n for n in names if n):
         claim = plane.kubectl("get", "resourceclaim", "-n", namespace, name, "-o", "json")
@@ -123,6 +135,17 @@ def _agrees(
 def test_simulate_decides_as_kube_scheduler(
     scenario: Path, control_plane: ControlPlane, tmp_path: Path
 ) -> None:
+    _compare(scenario, control_plane, tmp_path)
+
+
+@pytest.mark.parametrize("scenario", GATED_SCENARIOS, ids=lambda p: p.stem)
+def test_simulate_decides_as_kube_scheduler_with_partitions_and_extended_resources(
+    scenario: Path, gated_plane: ControlPlane, tmp_path: Path
+) -> None:
+    _compare(scenario, gated_plane, tmp_path)
+
+
+def _compare(scenario: Path, control_plane: ControlPlane, tmp_path: Path) -> None:
     prefix = f"d{uuid.uuid4().hex[:6]}"
     text = scenario.read_text().replace("ID", prefix)
     simulated = _simulate(text, tmp_path, f"{prefix}.npu.example")

@@ -1,30 +1,25 @@
 """`npu-dra discover`: what a node would publish, from a node description or the fake npu-smi."""
 
-import argparse
 import json
-import sys
 from pathlib import Path
 
 import pytest
 import yaml
 
+from npu_dra.app.cli import main
+from tests.support.fake_npu_smi import FakeNpuSmi, make_dev_root, make_sysfs
+
 TESTS = Path(__file__).resolve().parents[1]
-if str(TESTS) not in sys.path:
-    sys.path.insert(0, str(TESTS))
-
-from support.fake_npu_smi import FakeNpuSmi, make_dev_root, make_sysfs  # noqa: E402
-
-from npu_dra.app.commands.discover import register  # noqa: E402
 
 DESCRIPTION = "chip: 910B4\ncount: 8\nnumaNodes: [6, 6, 4, 4, 0, 0, 2, 2]\nhealth: {3: Alarm}\n"
 
 
 def discover(*argv: str) -> int:
-    parser = argparse.ArgumentParser(prog="npu-dra")
-    register(parser.add_subparsers(dest="command", required=True))
-    args = parser.parse_args(["discover", *argv])
-    code: int = args.func(args)
-    return code
+    """The exit status of `npu-dra discover ARGV`, as the CLI gives it."""
+    try:
+        return main(["discover", *argv])
+    except SystemExit as exited:  # argparse refused a flag
+        return int(exited.code or 0)
 
 
 @pytest.fixture
@@ -128,7 +123,7 @@ def test_missing_npu_smi_and_bad_description_fail_cleanly(
     bad.write_text("chip: [910B4\n")
     assert discover("--hardware", f"fake:{bad}") == 1
     assert capsys.readouterr().err.count("\n") == 1
-    assert discover("--hardware", "gpu") == 1
+    assert discover("--hardware", "gpu") == 2  # refused as a bad flag, before any probe
     assert "expected npu-smi, nvml or fake:FILE" in capsys.readouterr().err
 
 
@@ -160,5 +155,5 @@ def test_a_gpu_node_under_the_npu_profile_is_refused_naming_the_profile_to_use(
     node.write_text("gpu: NVIDIA A100-SXM4-80GB\ncount: 2\n")
     assert discover("--device-profile=npu", "--hardware", f"fake:{node}") == 1
     assert "--device-profile=gpu" in capsys.readouterr().err
-    assert discover("--device-profile=gpu", "--hardware", "npu-smi") == 1
+    assert discover("--device-profile=gpu", "--hardware", "npu-smi") == 2
     assert "--device-profile=npu" in capsys.readouterr().err

@@ -14,7 +14,6 @@ import pytest
 from google.protobuf import descriptor_pb2, descriptor_pool
 from google.protobuf.message import Message
 
-from npu_dra.adapters.grpc import codegen
 from npu_dra.adapters.grpc.gen.deviceplugin.v1beta1 import api_pb2 as dp_pb2
 from npu_dra.adapters.grpc.gen.deviceplugin.v1beta1 import api_pb2_grpc as dp_grpc
 from npu_dra.adapters.grpc.gen.dra.v1 import api_pb2 as dra_v1_pb2
@@ -25,6 +24,7 @@ from npu_dra.adapters.grpc.gen.dra_health.v1alpha1 import api_pb2 as health_pb2
 from npu_dra.adapters.grpc.gen.dra_health.v1alpha1 import api_pb2_grpc as health_grpc
 from npu_dra.adapters.grpc.gen.pluginregistration import api_pb2 as reg_pb2
 from npu_dra.adapters.grpc.gen.pluginregistration import api_pb2_grpc as reg_grpc
+from tools import codegen
 
 DRA_V1 = "k8s.io.kubelet.pkg.apis.dra.v1"
 DRA_V1BETA1 = "k8s.io.kubelet.pkg.apis.dra.v1beta1"

@@ -25,3 +25,18 @@ class MemoryCdiStore:
 
     def claim_uids(self) -> frozenset[ClaimUID]:
         return frozenset(self.documents)
+
+
+class MemoryStaticCdiSpecs:
+    """The static spec per kind, kept encoded like MemoryCdiStore's documents."""
+
+    def __init__(self) -> None:
+        self.documents: dict[str, Json] = {}
+
+    def write_static(self, *, spec: CdiSpec) -> str:
+        self.documents[spec.kind] = encode(spec)
+        return f"memory:{spec.kind}"
+
+    def read_static(self, *, kind: str) -> CdiSpec | None:
+        document = self.documents.get(kind)
+        return None if document is None else decode(document)

@@ -52,7 +52,17 @@ def _copy_object(body: Mapping[str, Any]) -> dict[str, Any]:
 
 
 class MemoryCluster:
-    def __init__(self, *, device_taints: bool = True) -> None:
+    def __init__(
+        self,
+        *,
+        partitionable: bool = True,
+        counters_apart: bool = False,
+        device_taints: bool = True,
+    ) -> None:
+        # partitionable False: a server without DRAPartitionableDevices, which drops the counter
+        # fields; counters_apart: one that wants counter sets in slices of their own (1.35+).
+        self._partitionable = partitionable
+        self._counters_apart = counters_apart
         # Whether it keeps devices[].taints, as a server with DRADeviceTaints on does; off, it
         # drops them on write without an error, as such a server does.
         self._device_taints = device_taints
@@ -65,10 +75,30 @@ class MemoryCluster:
         self._lock = threading.RLock()
         self._watchers: list[_Watch] = []
 
+    def partitionable_layout(self, *, node: NodeName, driver: DriverName) -> str | None:
+        if not self._partitionable:
+            return None
+        return "apart" if self._counters_apart else "same-slice"
+
+    def _served(self, body: dict[str, Any]) -> dict[str, Any]:
+        """A slice as this server keeps it: without counter fields where it has no partitionable
+        devices; refused with both devices and counters where it wants them apart."""
+        if body.get("kind") != "ResourceSlice":
+            return body
+        spec = body.get("spec", {})
+        if self._counters_apart and "devices" in spec and spec.get("sharedCounters"):
+            raise ValueError("ResourceSlice: sharedCounters and devices may not be set together")
+        if self._partitionable:
+            return body
+        spec.pop("sharedCounters", None)
+        for device in spec.get("devices") or []:
+            device.pop("consumesCounters", None)
+        return body
+
     # --- generic object store -------------------------------------------------------------
     def create(self, obj: Mapping[str, Any]) -> dict[str, Any]:
         with self._lock:
-            body = _copy(dict(obj))
+            body = self._served(_copy(dict(obj)))
             meta = body.setdefault("metadata", {})
             if not meta.get("name"):
                 meta["name"] = self._generated_name(body["kind"], meta.get("generateName", ""))
@@ -84,7 +114,7 @@ class MemoryCluster:
     def update(self, obj: Mapping[str, Any]) -> dict[str, Any]:
         """Replace an object; a stale resourceVersion is a conflict, as on a real server."""
         with self._lock:
-            body = _copy(dict(obj))
+            body = self._served(_copy(dict(obj)))
             current = self._objects.get(self._key(body))
             if current is None:
                 raise NotFound(f"{self._key(body)} does not exist")

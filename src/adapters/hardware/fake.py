@@ -9,6 +9,8 @@ The file says what an npu-smi probe would have found, in a few lines:
     topology: mesh         # mesh (910B: one HCCS group) | rings (910 A+X: groups of 4) | none
     health: {3: Warning}   # npu-smi words by physical id, optional (default OK)
     sharedDeviceNodes: [davinci_manager, devmm_svm, hisi_hdc]   # under /dev (this default)
+    vnpu: 910B4            # chips can be split: a recorded preset (vnpu_presets.py), or
+                           # {preset?, totals: {aicore: 20, ...}, templates: {vir05_1c_8g: {...}}}
 
 Given `host` paths (the plugin's flags), the device nodes are said to live under its dev root
 and the driver files it finds there are reported, so a test node with `mknod`-made nodes and a
@@ -24,7 +26,9 @@ import yaml
 from npu_dra.adapters.hardware.ascend_host import AscendHostPaths
 from npu_dra.adapters.hardware.chips import CHIPS, ChipFacts
 from npu_dra.adapters.hardware.errors import ProbeError
+from npu_dra.adapters.hardware.fake_vnpu import FakeVnpuTable
 from npu_dra.adapters.hardware.health_words import health_of
+from npu_dra.adapters.hardware.vnpu_presets import slicing_from
 from npu_dra.domain.device import Device, Health, HostFiles, NodeInventory
 from npu_dra.domain.errors import DomainError
 from npu_dra.domain.ids import DeviceName, NodeName
@@ -49,6 +53,19 @@ class FakeHardware:
         self._node = node
         self._host = host
         self._health_overrides: dict[int, Health] = {}
+        self._vnpu_table: FakeVnpuTable | None = None
+
+    def vnpu_table(self) -> FakeVnpuTable | None:
+        """The vNPU table (the partitioning capability) if the description has `vnpu:`."""
+        if self._vnpu_table is None:
+            spec = self._load()
+            if spec.get("vnpu") is None:
+                return None
+            try:
+                self._vnpu_table = FakeVnpuTable(slicing_from(spec["vnpu"]))
+            except (DomainError, TypeError, ValueError, AttributeError) as error:
+                raise ProbeError(f"{self._source}: vnpu: {error}") from error
+        return self._vnpu_table
 
     def probe(self) -> NodeInventory:
         spec = self._load()

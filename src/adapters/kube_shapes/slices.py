@@ -3,6 +3,12 @@
 from collections.abc import Mapping
 from typing import Any
 
+from npu_dra.adapters.kube_shapes.counters import (
+    consumption_from_api,
+    consumption_to_api,
+    counter_sets_from_api,
+    counter_sets_to_api,
+)
 from npu_dra.adapters.kube_shapes.reader import Fields, describe
 from npu_dra.domain.attributes import AttributeValue, Version
 from npu_dra.domain.device_taints import DeviceTaint, TaintEffect
@@ -44,6 +50,8 @@ def device_to_api(device: PublishedDevice) -> dict[str, Any]:
         body["attributes"] = {k: attribute_to_api(v) for k, v in device.attributes.items()}
     if device.capacity:
         body["capacity"] = {k: {"value": q.text} for k, q in device.capacity.items()}
+    if device.consumes_counters:
+        body["consumesCounters"] = consumption_to_api(device.consumes_counters)
     if device.taints:
         body["taints"] = taints_to_api(device.taints)
     return body
@@ -81,7 +89,11 @@ def device_from_api(fields: Fields) -> PublishedDevice:
         except DomainError as error:
             raise entry.fail("value", str(error)) from error
     return PublishedDevice(
-        DeviceName(fields.need("name", str)), attributes, capacity, taints_from_api(fields)
+        DeviceName(fields.need("name", str)),
+        attributes,
+        capacity,
+        consumes_counters=consumption_from_api(fields),
+        taints=taints_from_api(fields),
     )
 
 
@@ -92,21 +104,20 @@ def slice_to_api(s: ResourceSlice, *, owner: Mapping[str, Any] | None = None) ->
     )
     if owner:
         metadata["ownerReferences"] = [dict(owner)]
-    return {
-        "apiVersion": API_VERSION,
-        "kind": "ResourceSlice",
-        "metadata": metadata,
-        "spec": {
-            "driver": s.driver,
-            "nodeName": s.node_name,
-            "pool": {
-                "name": s.pool.name,
-                "generation": s.pool.generation,
-                "resourceSliceCount": s.pool.resource_slice_count,
-            },
-            "devices": [device_to_api(d) for d in s.devices],
+    spec: dict[str, Any] = {
+        "driver": s.driver,
+        "nodeName": s.node_name,
+        "pool": {
+            "name": s.pool.name,
+            "generation": s.pool.generation,
+            "resourceSliceCount": s.pool.resource_slice_count,
         },
     }
+    if s.devices or not s.shared_counters:  # 1.35+: a counters slice may not set devices, even []
+        spec["devices"] = [device_to_api(d) for d in s.devices]
+    if s.shared_counters:
+        spec["sharedCounters"] = counter_sets_to_api(s.shared_counters)
+    return {"apiVersion": API_VERSION, "kind": "ResourceSlice", "metadata": metadata, "spec": spec}
 
 
 def slice_from_api(obj: Mapping[str, Any]) -> ResourceSlice:
@@ -123,6 +134,7 @@ def slice_from_api(obj: Mapping[str, Any]) -> ResourceSlice:
         ),
         devices=tuple(device_from_api(d) for d in spec.items("devices")),
         name=root.sub("metadata").opt("name", str),
+        shared_counters=counter_sets_from_api(spec),
     )
 
 

@@ -6,18 +6,12 @@ same inventory, health and topology logic is served as one v1beta1 device plugin
 
 import argparse
 import logging
-import signal
-import sys
-import threading
-from types import FrameType
 
-from npu_dra.app.container import DevicePluginContainer
-from npu_dra.app.device_plugin.flags import add_flags, config_from
-from npu_dra.domain.errors import DomainError
+from npu_dra.app import logs
+from npu_dra.app.options import add_options, settings_from
 
 log = logging.getLogger(__name__)
 
-BAD_USAGE = 2
 CANNOT_START = 1
 
 
@@ -27,31 +21,28 @@ def register(subparsers: "argparse._SubParsersAction[argparse.ArgumentParser]") 
         help="serve NPUs as kubelet device plugin resources (v1beta1)",
         description=__doc__,
     )
-    add_flags(parser)
+    add_options(parser, "device-plugin")
     parser.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
     """Serve until SIGTERM or SIGINT; returns the exit status."""
+    settings = settings_from(args)
+    logs.configure(level=settings.log_level, fmt=settings.log_format)
+    from npu_dra.app.container import container_for
+    from npu_dra.app.signals import stop_on_signals
+    from npu_dra.domain.errors import DomainError
+
+    stop = stop_on_signals()
+    container = container_for(settings)
     try:
-        config = config_from(args)
-    except ValueError as error:
-        print(f"npu-dra device-plugin: {error}", file=sys.stderr)
-        return BAD_USAGE
-    logging.basicConfig(format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    logging.getLogger().setLevel(config.log_level)  # also when the CLI configured logging first
-    try:
-        runtime = DevicePluginContainer(settings=config).runtime()
+        container.node.device_plugin()
     except (DomainError, ValueError, OSError) as error:
         log.error("cannot start the device plugin: %s", error)
+        container.shutdown_resources()
         return CANNOT_START
-    stop = threading.Event()
-
-    def on_signal(signum: int, _: FrameType | None) -> None:
-        log.info("signal %d: stopping", signum)
-        stop.set()
-
-    for signum in (signal.SIGTERM, signal.SIGINT):
-        signal.signal(signum, on_signal)
-    runtime.run(stop)
+    try:
+        stop.wait()
+    finally:
+        container.shutdown_resources()
     return 0

@@ -1,12 +1,9 @@
 """`npu-dra kubelet-plugin`: run the DRA kubelet plugin on this node until SIGTERM."""
 
 import argparse
-import signal
-import threading
-from types import FrameType
 
-from npu_dra.app.kubelet_plugin import logs, runtime
-from npu_dra.app.kubelet_plugin.flags import Settings, add_arguments
+from npu_dra.app import logs
+from npu_dra.app.options import add_options, settings_from
 
 
 def register(subparsers: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None:
@@ -15,18 +12,14 @@ def register(subparsers: "argparse._SubParsersAction[argparse.ArgumentParser]") 
         help="serve the DRA kubelet plugin (registration, prepare/unprepare, CDI)",
         description=__doc__,
     )
-    add_arguments(parser)
+    add_options(parser, "kubelet-plugin")
     parser.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    settings = Settings.from_args(args)
+    settings = settings_from(args)
     logs.configure(level=settings.log_level, fmt=settings.log_format)
-    stop = threading.Event()
+    from npu_dra.app.kubelet_plugin import runtime
+    from npu_dra.app.signals import stop_on_signals
 
-    def on_signal(signum: int, _: FrameType | None) -> None:
-        stop.set()
-
-    for signum in (signal.SIGTERM, signal.SIGINT):
-        signal.signal(signum, on_signal)
-    return runtime.run(settings, stop)
+    return runtime.run(settings, stop_on_signals())

@@ -1,5 +1,7 @@
 """`npu-dra device-plugin`: the classic kubelet device plugin mode, built from the same domain.
 
-`flags` reads the configuration, `wiring` composes the object graph from it, `health` keeps the
-device lists current and `runtime` keeps every resource served and registered with the kubelet.
+`assembly` builds one resource per chip family from the first probe, `health_monitor` keeps the
+device lists current, and `registration_supervisor` keeps every resource served and registered
+again after a kubelet restart. The container (app/container.py) runs it; flags are in
+app/options.py.
 """

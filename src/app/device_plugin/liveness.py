@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 from npu_dra.adapters.grpc.device_plugin.server import answers
-from npu_dra.app.device_plugin.flags import DEFAULT_PLUGIN_DIR
+from npu_dra.app.options import OPTIONS
 
 TIMEOUT_S = 3.0
 
@@ -19,7 +19,7 @@ def failing_sockets(plugin_dir: Path, *, timeout: float = TIMEOUT_S) -> list[Pat
 
 
 def main(argv: list[str]) -> int:
-    failing = failing_sockets(Path(argv[0] if argv else DEFAULT_PLUGIN_DIR))
+    failing = failing_sockets(Path(argv[0] if argv else OPTIONS["device_plugin_path"].default))
     for path in failing:
         print(f"{path}: no answer to GetDevicePluginOptions", file=sys.stderr)
     return 1 if failing else 0

@@ -9,7 +9,7 @@ import logging
 from collections.abc import Iterator
 from wsgiref.simple_server import WSGIServer
 
-from npu_dra.adapters.grpc.registration import RegistrationState
+from npu_dra.adapters.grpc.registration_server import RegistrationState
 from npu_dra.adapters.metrics.prometheus import (
     DeviceHealthCollector,
     PrometheusMetrics,

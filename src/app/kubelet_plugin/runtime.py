@@ -13,12 +13,9 @@ with the file's name and is left as it is.
 import logging
 import threading
 
-from dependency_injector import providers
-
-from npu_dra.app.container import Container
-from npu_dra.app.kubelet_plugin.flags import Settings
+from npu_dra.app.container import Container, container_for
+from npu_dra.app.options import Settings
 from npu_dra.domain.errors import DomainError, StateError
-from npu_dra.domain.profile import PROFILES
 
 log = logging.getLogger(__name__)
 
@@ -30,19 +27,8 @@ class StartupError(Exception):
 
 
 def build_container(settings: Settings) -> Container:
-    container = Container()
-    container.config.from_dict(settings.config())
-    if settings.device_profile not in PROFILES:
-        raise StartupError(
-            f"unknown device profile {settings.device_profile!r}; known: {', '.join(PROFILES)}"
-        )
-    if settings.cluster not in _choices(container.cluster):
-        raise StartupError(
-            f"cluster API {settings.cluster!r} is not available in this build "
-            "(--cluster memory is for tests and demos)"
-        )
-    if settings.hardware.kind not in _choices(container.node.hardware):
-        raise StartupError(f"hardware {settings.hardware.kind!r} is not available in this build")
+    """The composition root for `settings`, its cluster API configured (or a StartupError)."""
+    container = container_for(settings)
     try:
         container.cluster()
     except Exception as error:  # the client's config errors have no common base class
@@ -51,34 +37,25 @@ def build_container(settings: Settings) -> Container:
     return container
 
 
-def _choices(selector: object) -> frozenset[str]:
-    assert isinstance(selector, providers.Selector)
-    return frozenset(selector.providers)
-
-
-def _resource(provider: object) -> "providers.Resource[object]":
-    assert isinstance(provider, providers.Resource)
-    return provider
-
-
 class KubeletPlugin:
     def __init__(self, container: Container) -> None:
         self._container = container
         self._node = container.node
-        self._servers: list[object] = []
 
     def start(self) -> None:
         self._restore()
         try:
-            self._servers = [self._node.dra_server(), self._node.registration_server()]
-            health = self._node.health_server()
-            self._node.metrics_server()
+            # The registration server asks for the DRA server first: the kubelet dials the
+            # endpoint as soon as it sees the registration socket.
+            self._node.registration_server()
+            liveness = self._node.liveness_server()
             self._node.event_worker()
+            self._node.metrics_server()
             self._node.pool_maintenance()
-        except (OSError, RuntimeError) as error:  # grpc reports a failed bind as RuntimeError
+        except (OSError, RuntimeError, DomainError) as error:  # grpc: a failed bind
             raise StartupError(f"cannot serve: {error}") from error
-        if health is not None:
-            log.info("liveness on port %d", health.port)
+        if liveness is not None:
+            log.info("liveness on port %d", liveness.port)
 
     def serve(self, stop: threading.Event) -> None:
         """Until `stop` is set; a socket file someone deleted is listened on again."""
@@ -90,16 +67,10 @@ class KubeletPlugin:
             server.ensure_listening()
 
     def stop(self) -> None:
-        # The registration socket first, so the kubelet stops sending work before we stop serving.
-        for name in (
-            "registration_server",
-            "health_server",
-            "metrics_server",
-            "pool_maintenance",
-            "dra_server",
-            "event_worker",
-        ):
-            _resource(getattr(self._node, name)).shutdown()
+        # The node's servers and publishing first, dependents first among them (the
+        # registration socket before the DRA socket it announces, so the kubelet stops sending
+        # work before we stop serving); then what they used, the API client.
+        self._container.node.container.shutdown_resources()
         self._container.shutdown_resources()
         log.info("kubelet plugin stopped")
 

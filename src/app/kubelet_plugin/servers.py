@@ -1,6 +1,6 @@
-"""The plugin's servers as DI resources: each starts when first asked for and stops on
-shutdown. The runtime asks for them in the kubelet's order (DRA socket serving before the
-registration socket appears) and shuts them down in reverse.
+"""The kubelet plugin's servers as DI resources (app/container.py names them): each starts
+when first asked for and stops on shutdown. The runtime asks for them in the kubelet's order
+(DRA socket serving before the registration socket appears) and shuts them down in reverse.
 """
 
 from collections.abc import Iterator
@@ -9,16 +9,19 @@ from pathlib import Path
 from typing import Any
 
 from npu_dra.adapters.atomic import ensure_dir
-from npu_dra.adapters.grpc.dra_health import DraHealthServicer, InventorySource, add_dra_health
 from npu_dra.adapters.grpc.dra_servicer import DraCalls, add_dra_services
-from npu_dra.adapters.grpc.health_servicer import HealthServer, HealthServicer, LivenessProbe
-from npu_dra.adapters.grpc.registration import (
+from npu_dra.adapters.grpc.liveness_server import LivenessProbe, LivenessServer, LivenessServicer
+from npu_dra.adapters.grpc.registration_server import (
     DRA_HEALTH_VERSION,
     DRA_VERSIONS,
     RegistrationServicer,
     RegistrationState,
     add_registration,
-    registration_socket,
+)
+from npu_dra.adapters.grpc.resource_health_stream import (
+    DraHealthServicer,
+    InventorySource,
+    add_dra_health,
 )
 from npu_dra.adapters.grpc.sockets import UnixGrpcServer
 from npu_dra.domain.ports import NodeClaims
@@ -29,15 +32,6 @@ STOP_GRACE_S = 5.0  # in-flight prepares finish; the kubelet retries anything cu
 # prepares, unprepares and liveness calls, however many streams clients try to open.
 DRA_WORKERS = 16
 DATA_DIR_MODE = 0o700  # the DRA socket and the checkpoint: root only, whatever the umask
-
-
-def dra_socket_path(plugins_dir: str, driver: str) -> Path:
-    """`<kubelet plugins dir>/<driver>/dra.sock`, the endpoint the registration announces."""
-    return Path(plugins_dir) / driver / "dra.sock"
-
-
-def registration_socket_path(registrar_dir: str, driver: str) -> Path:
-    return registration_socket(Path(registrar_dir), driver)
 
 
 def serve_dra(
@@ -77,16 +71,16 @@ def serve_registration(
         server.stop()
 
 
-def serve_health(
+def serve_liveness(
     *, host: str, port: int, registration: Path, dra: Path, state: RegistrationState
-) -> Iterator[HealthServer | None]:
+) -> Iterator[LivenessServer | None]:
     if port < 0:
         yield None
         return
     probe = LivenessProbe(
         registration_socket=registration, dra_socket=dra, registration_failure=state.failure
     )
-    server = HealthServer(HealthServicer(probe), host=host, port=port)
+    server = LivenessServer(LivenessServicer(probe), host=host, port=port)
     server.start()
     try:
         yield server

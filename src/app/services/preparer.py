@@ -26,13 +26,14 @@ import attrs
 from npu_dra.app.services.claim_fetch import Fetched, fetch_claims
 from npu_dra.app.services.inflight import InFlight, PendingPrepare
 from npu_dra.app.services.inventory import InventoryCache
-from npu_dra.domain.cdi import claim_cdi_spec
+from npu_dra.app.services.vnpu import VnpuService
+from npu_dra.domain.cdi import CdiSpec, claim_cdi_spec
 from npu_dra.domain.checkpoint import Checkpoint, PreparedClaim
-from npu_dra.domain.claims import ClaimRef
+from npu_dra.domain.claims import ClaimRef, ResourceClaim
 from npu_dra.domain.errors import DomainError
 from npu_dra.domain.ids import ClaimUID, DriverName, PoolName
 from npu_dra.domain.ports import CdiStore, CheckpointStore, ClusterApi
-from npu_dra.domain.prepare import ClaimOutcome, NodeContext, plan_prepare
+from npu_dra.domain.prepare import ClaimOutcome, NodeContext, PreparePlan, plan_prepare
 from npu_dra.domain.profile import DeviceProfile
 
 log = logging.getLogger(__name__)
@@ -70,6 +71,7 @@ class ClaimPreparer:
         profile: DeviceProfile,
         fetch_deadline_s: float = FETCH_DEADLINE_S,
         fetch_workers: int = FETCH_WORKERS,
+        vnpus: VnpuService | None = None,
     ) -> None:
         self._cluster = cluster
         self._cdi = cdi
@@ -81,6 +83,7 @@ class ClaimPreparer:
         self._fetch_workers = fetch_workers
         self._lock = threading.Lock()
         self._in_flight = InFlight()
+        self._vnpus = vnpus  # claims allocated vNPU partitions go through it (app/services/vnpu)
 
     def prepare(self, refs: Sequence[ClaimRef]) -> dict[ClaimUID, ClaimOutcome]:
         with self._lock:
@@ -127,6 +130,8 @@ class ClaimPreparer:
             )
             checkpoint = self._checkpoints.load()
             rewritten, unrepairable = self._rewrite_specs(checkpoint)
+            if self._vnpus is not None:
+                unrepairable += self._vnpus.reconcile(checkpoint, self._inventory.current())
             removed = tuple(sorted(self._cdi.claim_uids() - set(checkpoint.claims)))
             for uid in removed:
                 self._cdi.remove(uid=uid)
@@ -164,7 +169,7 @@ class ClaimPreparer:
         if isinstance(claim, str):
             return checkpoint, ClaimOutcome(error=claim)
         try:
-            plan = plan_prepare(claim, self._context(), checkpoint.holders())
+            plan = self._plan(claim, checkpoint)
             if plan.spec is not None:
                 self._cdi.write(uid=ref.uid, spec=plan.spec)
             updated = checkpoint.with_claim(plan.claim)
@@ -193,6 +198,8 @@ class ClaimPreparer:
             self._cdi.remove(uid=ref.uid)
             if recorded is None:
                 return checkpoint, None
+            if self._vnpus is not None:
+                self._vnpus.release(recorded, self._inventory.current())
             updated = checkpoint.without(ref.uid)
             self._checkpoints.save(checkpoint=updated)
         except DomainError as error:
@@ -229,8 +236,15 @@ class ClaimPreparer:
                 log.error("cannot repair CDI spec of %s: %s", claim.ref, error)
         return tuple(rewritten), tuple(problems)
 
-    def _rewrite(self, claim: PreparedClaim) -> bool:
-        """Recompute the spec from the checkpoint and write it if it differs; True if written."""
+    def _plan(self, claim: ResourceClaim, checkpoint: Checkpoint) -> PreparePlan:
+        context = self._context()
+        if self._vnpus is not None and self._vnpus.claims_partitions(claim, context):
+            return self._vnpus.prepare(claim, context, checkpoint)
+        return plan_prepare(claim, context, checkpoint.holders())
+
+    def _spec_of(self, claim: PreparedClaim) -> CdiSpec:
+        if self._vnpus is not None and any(d.vnpu for d in claim.devices):
+            return self._vnpus.spec(claim, self._context())
         inventory = self._inventory.current()
         devices = []
         for prepared in claim.devices:
@@ -238,9 +252,13 @@ class ClaimPreparer:
             if device is None:
                 raise DomainError(f"device {prepared.device} is no longer on this node")
             devices.append(device)
-        spec = claim_cdi_spec(
+        return claim_cdi_spec(
             claim.ref.uid, devices, driver=self._driver, profile=self._profile, host=inventory.host
         )
+
+    def _rewrite(self, claim: PreparedClaim) -> bool:
+        """Recompute the spec from the checkpoint and write it if it differs; True if written."""
+        spec = self._spec_of(claim)
         try:
             current = self._cdi.read(uid=claim.ref.uid)
         except DomainError:

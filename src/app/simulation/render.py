@@ -11,15 +11,20 @@ import yaml
 
 from npu_dra.adapters.cdi.codec import encode as encode_cdi
 from npu_dra.app.simulation.run import PodResult, SimulationResult
+from npu_dra.domain.device import NodeInventory
+from npu_dra.domain.ids import DeviceName
+from npu_dra.domain.pool import chip_layouts
 from npu_dra.domain.quantity import Quantity
 
 HEADERS = ("POD", "CLAIM", "NODE", "REQUEST", "DEVICE", "STATUS")
 DEVICE_HEADERS = ("NODE", "DEVICE", "CHIP", "NUMA", "GROUP", "MEMORY", "HEALTH", "ALLOCATED-TO")
 POD_HEADERS = ("POD", "CLAIM", "NODE", "DEVICES", "STATUS")
+COUNTER_HEADERS = ("NODE", "COUNTER-SET", "COUNTER", "TOTAL", "IN-USE")
 LEGEND = (
     "# Decided as kube-scheduler v1.34 with default feature gates. 'node (any of N)': N nodes\n"
     "# fit; the scheduler picks among them by score, then at random; later pods' nodes assume the\n"
-    "# choices shown above."
+    "# choices shown above. Shared counters (vNPU partitions) and extended-resource pods are\n"
+    "# decided as with DRAPartitionableDevices and DRAExtendedResource on."
 )
 
 
@@ -46,6 +51,7 @@ def render_text(result: SimulationResult) -> str:
             "# Nodes and devices",
             _table([DEVICE_HEADERS, *_device_rows(result)]),
             "",
+            *_counters_section(result),
             "# Pods (in creation order)",
             _table([POD_HEADERS, *_pod_table_rows(result)]),
             "",
@@ -87,6 +93,61 @@ def _device_rows(result: SimulationResult) -> Iterator[tuple[str, ...]]:
                 health,
                 held.get(key, "-"),
             )
+            yield from _partition_rows(inventory, d.name, key[0], held)
+
+
+def _partition_rows(
+    inventory: NodeInventory,
+    chip: DeviceName,
+    driver: str,
+    held: Mapping[tuple[str, str, str], str],
+) -> Iterator[tuple[str, ...]]:
+    """A sliceable chip's partitions, under it: template, share of memory, who holds it."""
+    layout = chip_layouts(inventory).get(chip)
+    for p in layout.partitions if layout else ():
+        device = inventory.get(p.parent)
+        yield (
+            inventory.node,
+            f"  {p.name}",
+            f"{p.template.name} of {p.parent}",
+            "-" if device is None or device.numa_node is None else str(device.numa_node),
+            "-" if device is None else device.topology_group or "-",
+            str(p.capacity()["memCapacity"]),
+            "-" if device is None else device.health.value,
+            held.get((driver, inventory.node, p.name), "-"),
+        )
+
+
+def _counters_section(result: SimulationResult) -> list[str]:
+    rows = sorted(_counter_rows(result))
+    if not rows:
+        return []
+    return ["# Shared counters (partitionable devices)", _table([COUNTER_HEADERS, *rows]), ""]
+
+
+def _counter_rows(result: SimulationResult) -> Iterator[tuple[str, ...]]:
+    held = _holders(result)
+    for s in sorted(result.slices, key=lambda s: (s["spec"].get("nodeName", ""), _name(s))):
+        spec = s["spec"]
+        used: dict[tuple[str, str], Quantity] = {}
+        for device in spec.get("devices") or []:
+            if (spec["driver"], spec["pool"]["name"], device["name"]) not in held:
+                continue
+            for consumed in device.get("consumesCounters") or []:
+                for name, value in consumed["counters"].items():
+                    key = (consumed["counterSet"], name)
+                    before = used.get(key, Quantity.of_bytes(0)).value
+                    used[key] = Quantity(before + Quantity.parse(value["value"]).value)
+        for counter_set in spec.get("sharedCounters") or []:
+            for name, value in sorted(counter_set["counters"].items()):
+                taken = used.get((counter_set["name"], name))
+                yield (
+                    str(spec.get("nodeName", "-")),
+                    counter_set["name"],
+                    name,
+                    str(value["value"]),
+                    "0" if taken is None else taken.text,
+                )
 
 
 def _published_rows(result: SimulationResult) -> Iterator[tuple[str, ...]]:

@@ -14,6 +14,7 @@ from npu_dra.adapters.kube_shapes.claims import claim_from_api, device_class_fro
 from npu_dra.app.services.inventory import InventoryCache
 from npu_dra.app.services.preparer import ClaimPreparer
 from npu_dra.app.services.publisher import PoolPublisher
+from npu_dra.app.simulation.extended import class_mapping, special_claim
 from npu_dra.app.simulation.index import ClusterIndex
 from npu_dra.app.simulation.scenario import PodClaim, Scenario, SimPod
 from npu_dra.app.simulation.schedule import Decision, schedule_pod
@@ -104,8 +105,9 @@ def simulate(
     matcher = Matcher(evaluator)
     by_node = {p.name: p for p in plugins}
     results = []
+    mapping = class_mapping(scenario.device_classes)
     for pod in scenario.pods:
-        result = _run_pod(pod, cluster, index, classes, matcher, budget=budget)
+        result = _run_pod(pod, cluster, index, classes, matcher, budget=budget, mapping=mapping)
         if result.node is not None and prepare:
             preparer = by_node[result.node].services.preparer
             outcomes = preparer.prepare([c.ref for c in result.claims])
@@ -130,13 +132,22 @@ def _run_pod(
     matcher: Matcher,
     *,
     budget: int,
+    mapping: Mapping[str, str],
 ) -> PodResult:
     if pod.gates:
         return PodResult(
             pod, None, (), f"gated by {', '.join(pod.gates)}", status="SchedulingGated"
         )
+    unmapped = sorted({r.resource for r in pod.extended if r.resource not in mapping})
+    if unmapped:  # NodeResourcesFit: no node offers it, no DeviceClass maps it
+        total = len(index.nodes)
+        reason = f"0/{total} nodes are available: {total} Insufficient {', '.join(unmapped)}."
+        return PodResult(pod, None, (), reason, status="Pending")
     try:
         claims = [_claim_for(pod, entry, cluster) for entry in pod.claims]
+        if pod.extended:
+            special = special_claim(pod.name, pod.namespace, pod.extended, mapping)
+            claims.append(claim_from_api(cluster.create(special)))
     except LookupError as missing:
         reason = f"resourceclaim {missing} not found: kept out of the scheduling queue (PreEnqueue)"
         return PodResult(pod, None, (), reason, status="Pending")

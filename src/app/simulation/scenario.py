@@ -17,6 +17,7 @@ from npu_dra.adapters.hardware.nvml.fake import is_gpu_description
 from npu_dra.adapters.kube_shapes.claims import claim_from_api, device_class_from_api, spec_from_api
 from npu_dra.adapters.kube_shapes.errors import ShapeError
 from npu_dra.adapters.kube_shapes.reader import Fields, describe
+from npu_dra.app.simulation.extended import ExtendedRequest, extended_requests
 from npu_dra.app.simulation.strict import check_known_fields
 from npu_dra.domain.claims import ClaimSpec
 from npu_dra.domain.errors import DomainError
@@ -63,6 +64,7 @@ class SimPod:
     claims: tuple[PodClaim, ...]
     placement: Placement = attrs.field(factory=Placement)
     gates: tuple[str, ...] = ()
+    extended: tuple[ExtendedRequest, ...] = ()  # extended-resource requests DRA may serve
 
 
 @attrs.frozen
@@ -250,6 +252,7 @@ def _pod(doc: Mapping[str, Any]) -> SimPod:
         tuple(claims),
         _placement(spec),
         gates,
+        extended_requests(doc.get("spec") or {}),
     )
 
 

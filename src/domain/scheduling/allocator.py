@@ -1,7 +1,8 @@
 """kube-scheduler's DRA allocator for one node, ported from
 k8s.io/dynamic-resource-allocation/structured v0.34.3, the "incubating" variant: the one a
 v1.34 kube-scheduler picks with its default feature gates (DRAPrioritizedList and DRAAdminAccess
-beta and on; DRADeviceTaints, DRAPartitionableDevices, DRAConsumableCapacity alpha and off).
+beta and on; DRADeviceTaints, DRAPartitionableDevices, DRAConsumableCapacity alpha and off), plus
+the "experimental" variant's shared counters (DRAPartitionableDevices on) where slices have them.
 
 All unallocated claims of a pod are allocated together: claims in pod order, requests in claim
 order, each request's devices one at a time over pools and slices in order; the first complete
@@ -31,6 +32,7 @@ from npu_dra.domain.claims import (
 from npu_dra.domain.errors import DomainError
 from npu_dra.domain.ids import DeviceClassName, NodeName, RequestName
 from npu_dra.domain.scheduling.constraints import MatchAttribute
+from npu_dra.domain.scheduling.counters import CounterBook, counter_book
 from npu_dra.domain.scheduling.matcher import Matcher
 from npu_dra.domain.scheduling.pools import Candidate, DeviceKey, Pool
 
@@ -81,10 +83,23 @@ def allocate_claims(
     allocated: frozenset[DeviceKey] | set[DeviceKey],
     matcher: Matcher,
     budget: int = DEFAULT_STEP_BUDGET,
+    partitionable: bool = True,
 ) -> tuple[Allocation, ...] | None:
     """One allocation per claim, or None when they do not fit on this node together.
-    Raises AllocationError (fatal for the pod) and SearchBudgetExceeded."""
-    search = _Search(tuple(claims), tuple(pools), classes, allocated, matcher, budget)
+    Raises AllocationError (fatal for the pod) and SearchBudgetExceeded.
+
+    `partitionable` is DRAPartitionableDevices: on, a device consuming counters is taken only
+    while its slice's counters last (see counters.py); off, such a device is never taken."""
+    search = _Search(
+        tuple(claims),
+        tuple(pools),
+        classes,
+        allocated,
+        matcher,
+        budget,
+        partitionable,
+        counter_book(pools, allocated),
+    )
     search.validate()
     if not search.one(0, 0, 0, 0, in_sub=False):
         return None
@@ -112,6 +127,8 @@ class _Search:
     allocated: frozenset[DeviceKey] | set[DeviceKey]
     matcher: Matcher
     budget: int
+    partitionable: bool
+    book: CounterBook
     steps: int = 0
     data: dict[tuple[int, int, int], _Request] = attrs.Factory(dict)
     subrequests: set[tuple[int, int]] = attrs.Factory(set)
@@ -310,9 +327,14 @@ class _Search:
         """allocateDevice: the device if it is free and meets the claim's constraints."""
         if not self._free_for(ci, data, candidate.key):
             return None
+        counted = bool(candidate.device.consumes_counters)
+        if counted and (not self.partitionable or not self.book.take(candidate)):
+            return None  # as allocateDevice: no error, even for an `All` request
         constraints = self.constraints[ci]
         for i, constraint in enumerate(constraints):
             if not constraint.add(data.base, data.sub, candidate):
+                if counted:
+                    self.book.give_back(candidate)
                 if must:
                     key = "/".join(candidate.key)
                     raise AllocationError(
@@ -330,5 +352,7 @@ class _Search:
                 constraint.remove(data.base, data.sub)
             self.allocating[candidate.key].discard(ci)
             self.results[ci].pop()
+            if counted:
+                self.book.give_back(candidate)
 
         return undo

@@ -7,7 +7,8 @@ scheduler walks pools in Go map order (random) and slices in informer order; her
 (driver, pool name) and slices by name, which matters only for nodes with several pools.
 """
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
+from fractions import Fraction
 
 import attrs
 
@@ -23,6 +24,7 @@ class Candidate:
     pool: PoolName
     device: PublishedDevice
     key: DeviceKey
+    slice: str = ""  # its ResourceSlice's name: counters are per slice
 
 
 @attrs.frozen
@@ -32,6 +34,8 @@ class Pool:
     devices: tuple[Candidate, ...]  # in slice order
     incomplete: bool = False
     invalid: str | None = None
+    # slice name -> counter set -> counter -> value: the slices' sharedCounters
+    counters: Mapping[str, Mapping[str, Mapping[str, Fraction]]] = attrs.field(factory=dict)
 
     @property
     def label(self) -> str:
@@ -53,8 +57,17 @@ def gather_pools(slices: Iterable[ResourceSlice]) -> tuple[Pool, ...]:
 
 def _pool(driver: DriverName, name: PoolName, slices: list[ResourceSlice]) -> Pool:
     devices = tuple(
-        Candidate(driver, name, d, (driver, name, d.name)) for s in slices for d in s.devices
+        Candidate(driver, name, d, (driver, name, d.name), s.name or "")
+        for s in slices
+        for d in s.devices
     )
+    counters = {
+        s.name or "": {
+            c.name: {k: q.value for k, q in c.counters.items()} for c in s.shared_counters
+        }
+        for s in slices
+        if s.shared_counters
+    }
     seen: set[DeviceName] = set()
     invalid = None
     for c in devices:
@@ -63,4 +76,4 @@ def _pool(driver: DriverName, name: PoolName, slices: list[ResourceSlice]) -> Po
             break
         seen.add(c.device.name)
     incomplete = len(slices) != slices[0].pool.resource_slice_count
-    return Pool(driver, name, devices, incomplete, invalid)
+    return Pool(driver, name, devices, incomplete, invalid, counters)

@@ -4,7 +4,6 @@ Unix socket paths must fit in 108 bytes, so directories come from /tmp, not pyte
 """
 
 import shutil
-import sys
 import tempfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -12,17 +11,13 @@ from typing import Any
 
 import pytest
 
-TESTS = Path(__file__).resolve().parents[2]
-if str(TESTS) not in sys.path:
-    sys.path.insert(0, str(TESTS))
-
-from support.kubelet_dp import FakeKubelet  # noqa: E402
-
-from npu_dra.adapters.grpc.device_plugin.allocate import DriverMount  # noqa: E402
-from npu_dra.app.device_plugin.flags import DevicePluginConfig  # noqa: E402
-from npu_dra.app.device_plugin.runtime import DevicePluginRuntime  # noqa: E402
-from npu_dra.app.device_plugin.wiring import build_runtime  # noqa: E402
-from npu_dra.domain.ports import HardwareProbe  # noqa: E402
+from npu_dra.adapters.cdi.static_files import FileStaticCdiSpecs
+from npu_dra.app.device_plugin.assembly import assemble
+from npu_dra.app.device_plugin.registration_supervisor import DevicePluginRuntime
+from npu_dra.app.options import Hardware, Settings, defaults
+from npu_dra.domain.cdi import Mount
+from npu_dra.domain.ports import HardwareProbe
+from tests.support.kubelet_dp import FakeKubelet
 
 
 @pytest.fixture
@@ -38,22 +33,18 @@ def kubelet(short_dir: Path) -> Iterator[FakeKubelet]:
         yield fake
 
 
-def plugin_config(kubelet: FakeKubelet, **overrides: Any) -> DevicePluginConfig:
+def plugin_settings(kubelet: FakeKubelet, **overrides: Any) -> Settings:
     values: dict[str, Any] = {
         "node_name": "node-a",
-        "plugin_dir": kubelet.dir,
-        "resource_names": "",
+        "device_plugin_path": kubelet.dir,
         "health_interval": 0.2,
-        "cdi_enabled": False,
         "cdi_root": kubelet.dir.parent / "cdi",
-        "driver_name": "npu.huawei.com",
-        "device_profile": "npu",
-        "hardware": "fake:unused",
+        "hardware": Hardware("fake", Path("unused")),
         "npu_smi_path": Path("/nonexistent/npu-smi"),
-        "driver_mounts": (DriverMount("/usr/local/Ascend", "/usr/local/Ascend"),),
-        "log_level": "DEBUG",
+        "driver_mounts": (Mount("/usr/local/Ascend", "/usr/local/Ascend"),),
+        "log_level": "debug",
     }
-    return DevicePluginConfig(**(values | overrides))
+    return defaults(**(values | overrides))
 
 
 PluginMaker = Callable[..., DevicePluginRuntime]
@@ -65,7 +56,8 @@ def build_plugin(kubelet: FakeKubelet) -> Iterator[PluginMaker]:
     built: list[DevicePluginRuntime] = []
 
     def build(probe: HardwareProbe, **overrides: Any) -> DevicePluginRuntime:
-        runtime = build_runtime(plugin_config(kubelet, **overrides), probe)
+        settings = plugin_settings(kubelet, **overrides)
+        runtime = assemble(settings, probe, FileStaticCdiSpecs(settings.cdi_root))
         built.append(runtime)
         return runtime
 

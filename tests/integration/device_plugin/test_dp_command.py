@@ -7,9 +7,10 @@ import subprocess
 import sys
 from pathlib import Path
 
-from support.kubelet_dp import FakeKubelet
+import pytest
 
 from npu_dra.app.commands import device_plugin as command
+from tests.support.kubelet_dp import FakeKubelet
 
 # The subcommand as the CLI mounts it: register(subparsers), then args.func(args).
 DRIVER = """
@@ -71,6 +72,7 @@ def test_hardware_that_cannot_be_probed_ends_the_command_with_a_reason(short_dir
 def test_a_bad_flag_is_refused_before_anything_starts(capsys) -> None:
     parser = argparse.ArgumentParser()
     command.register(parser.add_subparsers())
-    args = parser.parse_args(["device-plugin", "--health-interval", "soon"])
-    assert args.func(args) == 2
+    with pytest.raises(SystemExit) as exited:
+        parser.parse_args(["device-plugin", "--health-interval", "soon"])
+    assert exited.value.code == 2
     assert "--health-interval" in capsys.readouterr().err

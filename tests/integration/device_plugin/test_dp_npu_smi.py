@@ -3,7 +3,8 @@
 from pathlib import Path
 
 import pytest
-from support.kubelet_dp import FakeKubelet
+
+from tests.support.kubelet_dp import FakeKubelet
 
 fake_npu_smi = pytest.importorskip("support.fake_npu_smi")
 probe_module = pytest.importorskip("npu_dra.adapters.hardware.npu_smi.probe")

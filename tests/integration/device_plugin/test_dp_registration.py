@@ -4,13 +4,13 @@ import threading
 import time
 
 import pytest
-from support.kubelet_dp import FakeKubelet
 
 from npu_dra.adapters.hardware.fake import FakeHardware
-from npu_dra.app.device_plugin import runtime as runtime_module
+from npu_dra.app.device_plugin import registration_supervisor
 from npu_dra.app.device_plugin.liveness import failing_sockets
 from npu_dra.domain.device import Device, HostFiles, NodeInventory
 from npu_dra.domain.ids import DeviceName, NodeName
+from tests.support.kubelet_dp import FakeKubelet
 
 MESH_910B = {"chip": "910B4", "count": 8, "numaNodes": [6, 6, 4, 4, 0, 0, 2, 2], "topology": "mesh"}
 SOCKET = "npu-dra-ascend910.sock"
@@ -65,7 +65,7 @@ def test_a_mixed_node_serves_one_resource_per_chip_family(
 
 
 def test_resource_name_can_be_overridden(kubelet: FakeKubelet, start_plugin) -> None:
-    start_plugin(fake(), resource_names="example.com/npu")
+    start_plugin(fake(), resource_name="example.com/npu")
     (registration,) = kubelet.wait_for_registrations(1)
     assert registration.request.resource_name == "example.com/npu"
 
@@ -124,7 +124,7 @@ def test_a_closed_stream_is_served_again_on_reconnect(kubelet: FakeKubelet, star
 def test_a_stream_lost_while_the_kubelet_stays_up_leads_to_a_new_registration(
     kubelet: FakeKubelet, start_plugin, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(runtime_module, "STREAM_GRACE_S", 0.3)
+    monkeypatch.setattr(registration_supervisor, "STREAM_GRACE_S", 0.3)
     start_plugin(fake())
     kubelet.wait_for_registrations(1)
     with kubelet.plugin(SOCKET) as plugin:

@@ -5,11 +5,11 @@ import queue
 
 import grpc
 import pytest
-from support.kubelet_dp import FakeKubelet
 
 from npu_dra.adapters.hardware.fake import FakeHardware
 from npu_dra.domain.device import Health
 from npu_dra.domain.ids import NodeName
+from tests.support.kubelet_dp import FakeKubelet
 
 MESH_910B = {"chip": "910B4", "count": 8, "numaNodes": [6, 6, 4, 4, 0, 0, 2, 2], "topology": "mesh"}
 RINGS_910A = {"chip": "910A", "count": 8, "topology": "rings"}

@@ -7,10 +7,10 @@ from pathlib import Path
 
 import grpc
 import pytest
-from support.kubelet_dp import FakeKubelet, PluginClient
 
 from npu_dra.adapters.hardware.fake import FakeHardware
 from npu_dra.domain.ids import NodeName
+from tests.support.kubelet_dp import FakeKubelet, PluginClient
 
 MESH_910B = {"chip": "910B4", "count": 8, "numaNodes": [6, 6, 4, 4, 0, 0, 2, 2], "topology": "mesh"}
 SOCKET = "npu-dra-ascend910.sock"

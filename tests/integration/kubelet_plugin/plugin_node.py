@@ -6,19 +6,16 @@ and FileCheckpointStore write into a temp dir, and tests assert on those files.
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 from typing import Any
 
 import attrs
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[3]))  # `tests.support` for the harness
-
 from npu_dra.adapters.cluster.memory import MemoryCluster
 from npu_dra.adapters.hardware.fake import FakeHardware
 from npu_dra.app.container import Container
-from npu_dra.app.kubelet_plugin.flags import Hardware, Settings
 from npu_dra.app.kubelet_plugin.runtime import KubeletPlugin, build_container
+from npu_dra.app.options import Hardware, Settings, defaults
 from npu_dra.domain.claims import ClaimRef
 from npu_dra.domain.ids import ClaimName, ClaimUID, Namespace
 from tests.support.kubelet import Kubelet, allocated_claim
@@ -32,22 +29,16 @@ def plugin_settings(scratch: Path, **changes: Any) -> Settings:
     node_file = scratch / "node.yaml"
     if not node_file.exists():
         node_file.write_text(NODE_YAML)
-    settings = Settings(
+    settings = defaults(
         node_name=NODE,
-        device_profile="npu",
         driver_name=DRIVER,
         registrar_dir=scratch / "registry",
         plugins_dir=scratch / "plugins",
         cdi_root=scratch / "cdi",
-        healthcheck_port=-1,
-        kubeconfig="",
         hardware=Hardware("fake", node_file),
-        npu_smi="/usr/local/bin/npu-smi",
-        log_level="info",
-        log_format="text",
         cluster="memory",
     )
-    return attrs.evolve(settings, **changes)
+    return settings.derive(**changes)
 
 
 @attrs.define

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import os
 import signal
 import subprocess
 import sys
@@ -15,7 +14,7 @@ from plugin_node import DRIVER, plugin_settings
 
 from npu_dra.app.commands import kubelet_plugin
 from npu_dra.app.kubelet_plugin import runtime
-from npu_dra.app.kubelet_plugin.flags import Settings
+from npu_dra.app.options import settings_from
 from tests.support.kubelet import Kubelet, wait_for_registration_socket
 
 NPU_DRA = Path(sys.executable).parent / "npu-dra"
@@ -65,11 +64,11 @@ def test_register_adds_the_subcommand_with_its_runner(scratch: Path) -> None:
     args = _parse(_argv(scratch))
 
     assert args.func is kubelet_plugin.run
-    assert Settings.from_args(args) == plugin_settings(scratch)
+    assert settings_from(args) == plugin_settings(scratch)
 
 
 def test_the_runtime_serves_until_stopped_then_leaves_no_sockets(scratch: Path) -> None:
-    settings = Settings.from_args(_parse(_argv(scratch)))
+    settings = settings_from(_parse(_argv(scratch)))
     stop = threading.Event()
     codes: list[int] = []
     thread = threading.Thread(target=lambda: codes.append(runtime.run(settings, stop)))
@@ -90,7 +89,7 @@ def test_a_missing_kubeconfig_is_a_clear_startup_error(
     scratch: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
     missing = scratch / "no-such-kubeconfig"
-    settings = Settings.from_args(
+    settings = settings_from(
         _parse(_argv(scratch, "--cluster=kubernetes", f"--kubeconfig={missing}"))
     )
 
@@ -132,15 +131,3 @@ def test_the_cli_exits_non_zero_naming_a_malformed_checkpoint(scratch: Path) -> 
     assert done.returncode == 1
     assert str(checkpoint) in done.stderr
     assert checkpoint.read_text() == "{damaged"
-
-
-def test_the_cli_requires_a_node_name(scratch: Path) -> None:
-    argv = [a for a in _argv(scratch) if not a.startswith("--node-name")]
-
-    env = {k: v for k, v in os.environ.items() if k not in ENV_VARS}
-    done = subprocess.run(
-        [str(NPU_DRA), *argv], check=False, capture_output=True, text=True, timeout=60, env=env
-    )
-
-    assert done.returncode == 2
-    assert "--node-name" in done.stderr

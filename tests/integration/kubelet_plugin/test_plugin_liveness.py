@@ -24,7 +24,7 @@ def live(scratch: Path) -> Iterator[Node]:
 
 
 def check(node: Node, service: str = "") -> int:
-    port = node.container.node.health_server().port
+    port = node.container.node.liveness_server().port
     with grpc.insecure_channel(f"127.0.0.1:{port}") as channel:
         stub = health_pb2_grpc.HealthStub(channel)
         response = stub.Check(health_pb2.HealthCheckRequest(service=service), timeout=5)
@@ -70,4 +70,4 @@ def test_a_deleted_dra_socket_is_not_serving(live: Node) -> None:
 
 
 def test_port_minus_one_serves_no_health(node: Node) -> None:
-    assert node.container.node.health_server() is None
+    assert node.container.node.liveness_server() is None

@@ -2,9 +2,10 @@
 
 import pytest
 
-from npu_dra.adapters.grpc.device_plugin.allocate import (
+from npu_dra.domain.cdi import DeviceNode, Mount
+from npu_dra.domain.device import Device, Health, HostFile, HostFiles
+from npu_dra.domain.device_plugin_allocation import (
     AllocateSettings,
-    DriverMount,
     MissingHostFiles,
     TooManyDevices,
     UnhealthyDevices,
@@ -12,14 +13,12 @@ from npu_dra.adapters.grpc.device_plugin.allocate import (
     check_sizes,
     container_allocation,
 )
-from npu_dra.adapters.grpc.device_plugin.static_cdi import static_spec
-from npu_dra.domain.cdi import DeviceNode, Mount
-from npu_dra.domain.device import Device, Health, HostFile, HostFiles
 from npu_dra.domain.ids import DeviceName
 from npu_dra.domain.profile import ASCEND_NPU
+from npu_dra.domain.static_cdi import static_spec
 
 DEVICES = tuple(Device(DeviceName(f"npu-{i}"), i, i, i, 0, "910B4", 32 << 30) for i in range(4))
-MOUNTS = (DriverMount("/usr/local/Ascend", "/usr/local/Ascend"),)
+MOUNTS = (Mount("/usr/local/Ascend", "/usr/local/Ascend"),)
 SERVER = HostFiles(device_nodes=frozenset({"davinci_manager", "devmm_svm", "hisi_hdc"}))
 TEST_NODE = HostFiles(
     "/tmp/node/dev",
@@ -32,7 +31,7 @@ TEST_NODE = HostFiles(
 
 
 def settings(
-    mounts: tuple[DriverMount, ...] = (), cdi_kind: str | None = None, host: HostFiles = SERVER
+    mounts: tuple[Mount, ...] = (), cdi_kind: str | None = None, host: HostFiles = SERVER
 ) -> AllocateSettings:
     return AllocateSettings(ASCEND_NPU, mounts, cdi_kind, host)
 
@@ -71,7 +70,7 @@ def test_host_paths_driver_files_and_library_path_come_from_the_host() -> None:
 
 
 def test_extra_mounts_never_take_a_container_path_a_driver_file_has() -> None:
-    extra = (DriverMount("/elsewhere/npu-smi", "/usr/local/bin/npu-smi"), *MOUNTS)
+    extra = (Mount("/elsewhere/npu-smi", "/usr/local/bin/npu-smi"), *MOUNTS)
     allocation = container_allocation(DEVICES, ["npu-2"], settings(extra, host=TEST_NODE))
     assert [m.host_path for m in allocation.mounts] == [
         "/opt/Ascend/driver/lib64",
@@ -122,28 +121,6 @@ def test_unusable_devices_are_refused(health: Health) -> None:
 def test_a_degraded_device_is_still_allocated() -> None:
     devices = (Device(DeviceName("npu-0"), 0, 0, 0, 0, "910B4", 1, health=Health.DEGRADED),)
     assert container_allocation(devices, ["npu-0"], settings()).device_nodes
-
-
-@pytest.mark.parametrize(
-    ("text", "expected"),
-    [
-        ("/usr/local/bin/npu-smi", DriverMount("/usr/local/bin/npu-smi", "/usr/local/bin/npu-smi")),
-        (
-            "/opt/driver:/usr/local/Ascend/driver",
-            DriverMount("/opt/driver", "/usr/local/Ascend/driver"),
-        ),
-    ],
-)
-def test_driver_mounts_parse_host_and_optional_container_path(
-    text: str, expected: DriverMount
-) -> None:
-    assert DriverMount.parse(text) == expected
-
-
-@pytest.mark.parametrize("text", ["relative/path", "/host:relative", ""])
-def test_driver_mounts_must_be_absolute(text: str) -> None:
-    with pytest.raises(ValueError, match="driver mount"):
-        DriverMount.parse(text)
 
 
 def test_a_huge_list_of_unknown_ids_gives_a_short_error() -> None:

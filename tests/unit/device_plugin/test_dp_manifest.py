@@ -2,14 +2,13 @@
 
 import argparse
 import importlib
-import re
 from pathlib import Path
 from typing import Any
 
 import yaml
 
 from npu_dra.app.commands import device_plugin as command
-from npu_dra.app.device_plugin.flags import add_flags, config_from
+from npu_dra.app.options import COMMANDS, OPTIONS, Hardware, add_options, settings_from
 
 MANIFEST = Path(__file__).resolve().parents[3] / "deploy" / "device-plugin" / "daemonset.yaml"
 NOT_FLAGS = {"LD_LIBRARY_PATH"}  # for npu-smi's libraries, not for us
@@ -27,18 +26,16 @@ def env_of(spec: dict[str, Any]) -> dict[str, str]:
 
 
 def flag_env_vars() -> set[str]:
-    parser = argparse.ArgumentParser()
-    add_flags(parser, {})
-    return {m for a in parser._actions for m in re.findall(r"\$([A-Z_]+)", a.help or "")}
+    return {env for d in COMMANDS["device-plugin"] if (env := OPTIONS[d].env) is not None}
 
 
 def test_every_env_var_is_one_the_flags_read_and_they_parse() -> None:
     env = env_of(container())
     assert set(env) - NOT_FLAGS <= flag_env_vars()
     parser = argparse.ArgumentParser()
-    add_flags(parser, env)
-    config = config_from(parser.parse_args([]))
-    assert config.hardware == "npu-smi"
+    add_options(parser, "device-plugin", env)
+    config = settings_from(parser.parse_args([]))
+    assert config.hardware == Hardware("npu_smi")
     assert not config.cdi_enabled
 
 

@@ -4,18 +4,22 @@ import json
 from pathlib import Path
 
 from npu_dra.adapters.cdi import FileCdiStore
-from npu_dra.adapters.cdi.codec import decode
-from npu_dra.adapters.grpc.device_plugin.allocate import DriverMount
-from npu_dra.adapters.grpc.device_plugin.static_cdi import static_spec, write_static_spec
+from npu_dra.adapters.cdi.static_files import FileStaticCdiSpecs
+from npu_dra.domain.cdi import CdiSpec, Mount
 from npu_dra.domain.device import Device, HostFiles
 from npu_dra.domain.ids import DeviceName
 from npu_dra.domain.profile import ASCEND_NPU
+from npu_dra.domain.static_cdi import static_spec
 
 KIND = "k8s.npu.huawei.com/npu"
 DEVICES = tuple(Device(DeviceName(f"npu-{i}"), i, i, i, 0, "910B4", 1) for i in (1, 0))
-MOUNTS = (DriverMount("/usr/local/bin/npu-smi", "/usr/local/bin/npu-smi"),)
+MOUNTS = (Mount("/usr/local/bin/npu-smi", "/usr/local/bin/npu-smi"),)
 SHARED = ("davinci_manager", "devmm_svm", "hisi_hdc")
 HOST = HostFiles(device_nodes=frozenset(SHARED))
+
+
+def write_static_spec(root: Path, spec: CdiSpec) -> Path:
+    return Path(FileStaticCdiSpecs(root).write_static(spec=spec))
 
 
 def test_one_cdi_device_per_npu_with_shared_nodes_and_mounts_once() -> None:
@@ -32,7 +36,9 @@ def test_written_spec_reads_back_and_is_not_taken_for_a_claim(tmp_path: Path) ->
     spec = static_spec(DEVICES, kind=KIND, profile=ASCEND_NPU, mounts=MOUNTS, host=HOST)
     path = write_static_spec(tmp_path, spec)
     assert path.name == "k8s.npu.huawei.com-npu.json"
-    assert decode(json.loads(path.read_text())).devices == spec.devices
+    read = FileStaticCdiSpecs(tmp_path).read_static(kind=KIND)
+    assert read is not None
+    assert read.devices == spec.devices
     assert oct(path.stat().st_mode & 0o777) == "0o644"
     dra_store = FileCdiStore(tmp_path, driver="npu.huawei.com", cdi_class="npu")
     assert dra_store.claim_uids() == frozenset()

@@ -6,7 +6,7 @@ from hypothesis import strategies as st
 
 from npu_dra.domain.device import Device
 from npu_dra.domain.ids import DeviceName
-from npu_dra.domain.preferred import preferred_devices
+from npu_dra.domain.preferred_devices import preferred_devices
 
 MESH_NUMA = (6, 6, 4, 4, 0, 0, 2, 2)  # Atlas 800I A2: NPUs paired per NUMA node
 

@@ -8,8 +8,8 @@ from collections.abc import Callable
 import grpc
 import pytest
 
-from npu_dra.adapters.grpc.dra_health import DraHealthServicer
 from npu_dra.adapters.grpc.gen.dra_health.v1alpha1 import api_pb2
+from npu_dra.adapters.grpc.resource_health_stream import DraHealthServicer
 from npu_dra.adapters.hardware.fake import FakeHardware
 from npu_dra.app.services.inventory import InventoryCache
 from npu_dra.domain.device import Health

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from npu_dra.adapters.grpc.gen.pluginregistration import api_pb2
-from npu_dra.adapters.grpc.registration import (
+from npu_dra.adapters.grpc.registration_server import (
     DRA_VERSIONS,
     RegistrationServicer,
     RegistrationState,

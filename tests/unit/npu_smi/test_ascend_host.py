@@ -3,7 +3,6 @@
 from pathlib import Path
 
 import pytest
-from support.fake_npu_smi import FakeNpuSmi, make_dev_root, make_sysfs
 
 from npu_dra.adapters.hardware.ascend_host import AscendHostPaths
 from npu_dra.adapters.hardware.errors import ProbeError
@@ -11,6 +10,7 @@ from npu_dra.adapters.hardware.fake import FakeHardware
 from npu_dra.adapters.hardware.npu_smi.probe import NpuSmiProbe
 from npu_dra.domain.device import HostFile, HostFiles
 from npu_dra.domain.ids import NodeName
+from tests.support.fake_npu_smi import FakeNpuSmi, make_dev_root, make_sysfs
 
 NODE = NodeName("node-a")
 

@@ -1,12 +1,12 @@
 """Every recorded `npu-smi info` parses to exactly the chips it shows, in every layout."""
 
 import pytest
-from support.fake_npu_smi import FIXTURES
 
 from npu_dra.adapters.hardware.errors import ProbeError
 from npu_dra.adapters.hardware.npu_smi.parse_info import parse_info
 from npu_dra.adapters.hardware.npu_smi.replay import recorded
 from npu_dra.domain.device import Health
+from tests.support.fake_npu_smi import FIXTURES
 
 OK, WARN, BAD = Health.HEALTHY, Health.DEGRADED, Health.UNHEALTHY
 A2_BUSES = ["C1", "C2", "81", "82", "01", "02", "41", "42"]

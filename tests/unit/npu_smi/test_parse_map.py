@@ -1,11 +1,11 @@
 """`npu-smi info -m` and `-l`: the chips and cards a node has, with management rows dropped."""
 
 import pytest
-from support.fake_npu_smi import FIXTURES
 
 from npu_dra.adapters.hardware.errors import ProbeError
 from npu_dra.adapters.hardware.npu_smi.parse_map import Card, parse_card_list, parse_map
 from npu_dra.adapters.hardware.npu_smi.replay import recorded
+from tests.support.fake_npu_smi import FIXTURES
 
 
 def rows(name: str) -> list[tuple[int, int, int | None, int | None, str]]:

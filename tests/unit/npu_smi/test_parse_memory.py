@@ -1,11 +1,11 @@
 """`-t memory` / `-t usages`: a chip's memory where `npu-smi info` shows none."""
 
 import pytest
-from support.fake_npu_smi import FIXTURES
 
 from npu_dra.adapters.hardware.errors import ProbeError
 from npu_dra.adapters.hardware.npu_smi.parse_memory import parse_memory
 from npu_dra.adapters.hardware.npu_smi.replay import recorded
+from tests.support.fake_npu_smi import FIXTURES
 
 COMMAND = "npu-smi info -t memory -i 0"
 

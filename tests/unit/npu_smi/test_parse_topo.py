@@ -1,7 +1,6 @@
 """`npu-smi info -t topo`: link matrix, topology groups (`ring-<n>`) and CPU affinity."""
 
 import pytest
-from support.fake_npu_smi import FIXTURES
 
 from npu_dra.adapters.hardware.errors import ProbeError
 from npu_dra.adapters.hardware.npu_smi.parse_topo import (
@@ -11,6 +10,7 @@ from npu_dra.adapters.hardware.npu_smi.parse_topo import (
     topology_groups,
 )
 from npu_dra.adapters.hardware.npu_smi.replay import recorded
+from tests.support.fake_npu_smi import FIXTURES
 
 
 def topo(name: str) -> Topology:

@@ -5,7 +5,6 @@ import time
 from pathlib import Path
 
 import pytest
-from support.fake_npu_smi import FIXTURES, INFO, MAP, TOPO, FakeNpuSmi, make_dev_root, make_sysfs
 
 from npu_dra.adapters.hardware.errors import ProbeError
 from npu_dra.adapters.hardware.npu_smi.probe import NpuSmiProbe
@@ -14,6 +13,15 @@ from npu_dra.domain.device import Health, NodeInventory
 from npu_dra.domain.ids import NodeName
 from npu_dra.domain.pool import published_device
 from npu_dra.domain.quantity import Quantity
+from tests.support.fake_npu_smi import (
+    FIXTURES,
+    INFO,
+    MAP,
+    TOPO,
+    FakeNpuSmi,
+    make_dev_root,
+    make_sysfs,
+)
 
 GI = 2**30
 

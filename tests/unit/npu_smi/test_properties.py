@@ -10,7 +10,6 @@ from collections.abc import Callable
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from support.fake_npu_smi import FIXTURES
 
 from npu_dra.adapters.hardware.errors import ProbeError
 from npu_dra.adapters.hardware.npu_smi.parse_info import parse_info
@@ -18,6 +17,7 @@ from npu_dra.adapters.hardware.npu_smi.parse_map import parse_card_list, parse_m
 from npu_dra.adapters.hardware.npu_smi.parse_memory import parse_memory
 from npu_dra.adapters.hardware.npu_smi.parse_topo import parse_topo
 from npu_dra.adapters.hardware.npu_smi.replay import recorded
+from tests.support.fake_npu_smi import FIXTURES
 
 PARSERS: dict[str, Callable[[str], object]] = {
     "npu-smi-info_": parse_info,

@@ -5,11 +5,11 @@ import time
 from pathlib import Path
 
 import pytest
-from support.fake_npu_smi import FIXTURES, FakeNpuSmi
 
 from npu_dra.adapters.hardware.npu_smi.parse_info import parse_info
 from npu_dra.adapters.hardware.npu_smi.replay import main, recorded, write_launcher
 from npu_dra.domain.device import Health
+from tests.support.fake_npu_smi import FIXTURES, FakeNpuSmi
 
 B4 = FIXTURES / "npu-smi-info_910B4_8npu.txt"
 MANIFEST = f"""

@@ -5,8 +5,11 @@ claim's CDI spec injects /dev/nvidia0, nvidiactl and the uvm nodes, and the GPU'
 import json
 from pathlib import Path
 
+from dependency_injector import providers
+
 from npu_dra.adapters.cluster.memory import MemoryCluster
 from npu_dra.app.container import NodeContainer
+from npu_dra.app.options import Hardware, defaults
 from npu_dra.domain.claims import Allocation, AllocationResult, ClaimRef
 from npu_dra.domain.ids import ClaimName, DeviceName, DriverName, Namespace, PoolName, RequestName
 
@@ -25,18 +28,15 @@ def test_a_claim_for_the_recorded_h100_is_prepared_with_nvidia_cdi_content(
     )
     cluster = MemoryCluster()
     cluster.create({"apiVersion": "v1", "kind": "Node", "metadata": {"name": "gpu-node"}})
-    container = NodeContainer(cluster=cluster)
-    container.config.from_dict(
-        {
-            "node_name": "gpu-node",
-            "driver_name": str(DRIVER),
-            "device_profile": "gpu",
-            "hardware": {"kind": "fake", "fake_file": str(node)},
-            "state": {"kind": "files"},
-            "cdi_root": str(tmp_path / "cdi"),
-            "plugins_dir": str(tmp_path / "plugins"),
-        }
+    settings = defaults(
+        node_name="gpu-node",
+        driver_name=str(DRIVER),
+        device_profile="gpu",
+        hardware=Hardware("fake", node),
+        cdi_root=tmp_path / "cdi",
+        plugins_dir=tmp_path / "plugins",
     )
+    container = NodeContainer(settings=providers.Object(settings), cluster=cluster)
     (tmp_path / "plugins" / DRIVER).mkdir(parents=True)
     container.publisher().publish()
     [published] = cluster.list_slices(driver=DRIVER)

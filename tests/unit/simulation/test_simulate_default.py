@@ -200,7 +200,7 @@ def test_table_output_is_a_devices_table_and_a_pods_table(document: dict[str, An
 
 
 def test_cdi_root_receives_the_specs_as_files(document: dict[str, Any], tmp_path: Path) -> None:
-    code, out, err = simulate("--output", "json", "--cdi-root", str(tmp_path))
+    code, out, err = simulate("--output", "json", "--cdi-out", str(tmp_path))
     assert code == 0, err
     written = {
         path.name: json.loads(path.read_text()) for path in sorted(tmp_path.glob("*/*.json"))

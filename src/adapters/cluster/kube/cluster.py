@@ -35,6 +35,7 @@ from npu_dra.domain.ports import Stoppable
 
 log = logging.getLogger(__name__)
 MAX_REPAIRS = 5  # read-back rounds per sync before a racing writer is reported
+PROBE_BUDGET_S = 5.0  # asking whether the server keeps counters: a probe waits no longer
 
 
 def single_try(api: client.ApiClient) -> client.ApiClient:
@@ -87,6 +88,18 @@ class KubeCluster:
             budget_s=self._budget,
         )
         return tuple(slice_from_api(o) for o in found)
+
+    def partitionable_layout(self, *, node: NodeName, driver: DriverName) -> str | None:
+        """Where the server keeps counter sets, None if nowhere (see partitions_probe)."""
+        from npu_dra.adapters.cluster.kube.partitions_probe import counter_layout
+
+        return with_retries(
+            "probing for partitionable devices",
+            lambda deadline: counter_layout(
+                self._resource, node=node, driver=driver, timeout=deadline.timeout()
+            ),
+            budget_s=min(self._budget, PROBE_BUDGET_S),
+        )
 
     def watch_slices(
         self, *, node: NodeName, driver: DriverName, on_change: Callable[[], None]

@@ -19,7 +19,11 @@ from typing import Any
 import grpc
 
 from npu_dra.adapters.grpc.device_plugin import wire
-from npu_dra.adapters.grpc.device_plugin.allocate import (
+from npu_dra.adapters.grpc.device_plugin.board import DeviceBoard
+from npu_dra.adapters.grpc.gen.deviceplugin.v1beta1 import api_pb2 as api
+from npu_dra.adapters.grpc.gen.deviceplugin.v1beta1 import api_pb2_grpc
+from npu_dra.adapters.grpc.streams import StreamLimit
+from npu_dra.domain.device_plugin_allocation import (
     AllocateSettings,
     AllocationRefused,
     TooManyDevices,
@@ -27,12 +31,8 @@ from npu_dra.adapters.grpc.device_plugin.allocate import (
     check_sizes,
     container_allocation,
 )
-from npu_dra.adapters.grpc.device_plugin.board import DeviceBoard
-from npu_dra.adapters.grpc.gen.deviceplugin.v1beta1 import api_pb2 as api
-from npu_dra.adapters.grpc.gen.deviceplugin.v1beta1 import api_pb2_grpc
-from npu_dra.adapters.grpc.streams import StreamLimit
 from npu_dra.domain.ids import DeviceName
-from npu_dra.domain.preferred import preferred_devices
+from npu_dra.domain.preferred_devices import preferred_devices
 
 log = logging.getLogger(__name__)
 

@@ -2,9 +2,9 @@
 
 from collections.abc import Iterable
 
-from npu_dra.adapters.grpc.device_plugin.allocate import ContainerAllocation
 from npu_dra.adapters.grpc.gen.deviceplugin.v1beta1 import api_pb2 as api
 from npu_dra.domain.device import Device
+from npu_dra.domain.device_plugin_allocation import ContainerAllocation
 
 VERSION = "v1beta1"
 KUBELET_SOCKET = "kubelet.sock"

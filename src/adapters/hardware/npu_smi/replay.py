@@ -20,6 +20,9 @@ It answers from (first match wins):
           garbage: "#%&!"           # optional: insert this line...
           garbage_after: 7          # ...after line 7 (default: the middle)
 
+  With `vnpu: <preset>` in the manifest, the vNPU commands answer from a live table
+  (replay_vnpu.py): `info -t template-info`, `info -t info-vnpu`, `set -t create-vnpu`...
+
 * `FAKE_NPU_SMI_DIR=<dir>`: the file named after the arguments joined by `_`
   (`info.txt`, `info_-m.txt`, `info_-t_topo.txt`, `info_-t_memory_-i_0.txt`).
 
@@ -62,6 +65,12 @@ def _lookup(args: list[str]) -> tuple[Mapping[str, Any], Mapping[str, Any]]:
     if manifest_path := os.environ.get("FAKE_NPU_SMI_MANIFEST"):
         path = Path(manifest_path)
         manifest = load_manifest(path.read_text())
+        if manifest.get("vnpu") is not None:
+            from npu_dra.adapters.hardware.npu_smi import replay_vnpu
+
+            if replay_vnpu.handles(args):
+                stdout, status = replay_vnpu.answer(args, manifest, path.parent)
+                return manifest, {"stdout": stdout, "exit": status}
         for entry in manifest.get("commands", []):
             if [str(a) for a in entry.get("args", [])] == args:
                 return manifest, _with_text(entry, path.parent)

@@ -70,25 +70,9 @@ def check_sizes(requests: Iterable[Sequence[str]], device_count: int) -> None:
 
 
 @attrs.frozen
-class DriverMount:
-    """A host path bind-mounted read-only into every container (driver libraries, npu-smi)."""
-
-    host_path: str
-    container_path: str
-
-    @classmethod
-    def parse(cls, text: str) -> "DriverMount":
-        """`/host` (same path inside) or `/host:/container`."""
-        host, _, container = text.partition(":")
-        if not host.startswith("/") or (container and not container.startswith("/")):
-            raise ValueError(f"driver mount {text!r}: expected /host/path[:/container/path]")
-        return cls(host, container or host)
-
-
-@attrs.frozen
 class AllocateSettings:
     profile: DeviceProfile
-    driver_mounts: tuple[DriverMount, ...] = ()  # besides the driver files the probe found
+    driver_mounts: tuple[Mount, ...] = ()  # besides the driver files the probe found
     cdi_kind: str | None = None  # None: no CDI device names in the answer
     host: HostFiles = attrs.field(factory=HostFiles)  # what the probe found at start
 
@@ -123,10 +107,10 @@ def container_allocation(
     )
 
 
-def with_extra_mounts(found: Sequence[Mount], extra: Iterable[DriverMount]) -> tuple[Mount, ...]:
+def with_extra_mounts(found: Sequence[Mount], extra: Iterable[Mount]) -> tuple[Mount, ...]:
     """The driver files found, then `--driver-mounts` at container paths not already taken."""
     taken = {m.container_path for m in found}
-    more = [Mount(m.host_path, m.container_path) for m in extra if m.container_path not in taken]
+    more = [m for m in extra if m.container_path not in taken]
     return (*found, *more)
 
 

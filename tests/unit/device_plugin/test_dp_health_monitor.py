@@ -4,15 +4,15 @@ from typing import Any
 
 from npu_dra.adapters.grpc.device_plugin.board import DeviceBoard
 from npu_dra.adapters.hardware.fake import FakeHardware
-from npu_dra.app.device_plugin.health import HealthLoop, by_family
+from npu_dra.app.device_plugin.health_monitor import HealthMonitor, by_family
 from npu_dra.domain.device import Health
 from npu_dra.domain.ids import NodeName
 
 
-def loop_over(description: dict[str, Any]) -> tuple[FakeHardware, DeviceBoard, HealthLoop]:
+def loop_over(description: dict[str, Any]) -> tuple[FakeHardware, DeviceBoard, HealthMonitor]:
     hardware = FakeHardware(description, node=NodeName("node-a"))
     board = DeviceBoard(by_family(hardware.probe().devices)["Ascend910"])
-    return hardware, board, HealthLoop(hardware, {"Ascend910": board}, interval=5)
+    return hardware, board, HealthMonitor(hardware, {"Ascend910": board}, interval=5)
 
 
 def health_of(board: DeviceBoard) -> dict[str, Health]:

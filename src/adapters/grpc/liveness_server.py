@@ -62,7 +62,7 @@ class LivenessProbe:
         return None if failure is None else f"kubelet rejected the registration: {failure}"
 
 
-class HealthServicer(health_pb2_grpc.HealthServicer):  # type: ignore[misc]
+class LivenessServicer(health_pb2_grpc.HealthServicer):  # type: ignore[misc]
     def __init__(self, probe: LivenessProbe) -> None:
         self._probe = probe
 
@@ -76,10 +76,10 @@ class HealthServicer(health_pb2_grpc.HealthServicer):  # type: ignore[misc]
         return health_pb2.HealthCheckResponse(status=health_pb2.HealthCheckResponse.NOT_SERVING)
 
 
-class HealthServer:
+class LivenessServer:
     """The health service on TCP `host:port` (port 0 picks a free one, see `.port`)."""
 
-    def __init__(self, servicer: HealthServicer, *, host: str, port: int) -> None:
+    def __init__(self, servicer: LivenessServicer, *, host: str, port: int) -> None:
         self._servicer = servicer
         self._address = f"{host}:{port}"
         self._server: Any = None

@@ -1,4 +1,4 @@
-"""Log setup for the plugin process: readable text for people, one JSON object a line for
+"""Log setup for every command: readable text for people, one JSON object a line for
 collectors (`--log-format json`)."""
 
 import json
@@ -23,6 +23,7 @@ class JsonFormatter(logging.Formatter):
 
 
 def configure(*, level: str, fmt: str) -> None:
+    """`--log-level` and `--log-format`, on stderr (stdout is the commands' output)."""
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(JsonFormatter() if fmt == "json" else logging.Formatter(TEXT_FORMAT))
     root = logging.getLogger()

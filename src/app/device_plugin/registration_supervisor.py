@@ -13,11 +13,11 @@ import threading
 import time
 from collections.abc import Sequence
 
-from npu_dra.adapters.grpc.device_plugin.registration import RegistrationFailed, register
+from npu_dra.adapters.grpc.device_plugin.registration_client import RegistrationFailed, register
 from npu_dra.adapters.grpc.device_plugin.server import SocketServer
 from npu_dra.adapters.grpc.device_plugin.servicer import DevicePluginService
 from npu_dra.adapters.grpc.device_plugin.watcher import KubeletSocketWatcher
-from npu_dra.app.device_plugin.health import HealthLoop
+from npu_dra.app.device_plugin.health_monitor import HealthMonitor
 
 log = logging.getLogger(__name__)
 
@@ -87,7 +87,7 @@ class DevicePluginRuntime:
         plugins: Sequence[ResourcePlugin],
         *,
         kubelet: KubeletSocketWatcher,
-        health: HealthLoop,
+        health: HealthMonitor,
     ) -> None:
         self.plugins = tuple(plugins)
         self._kubelet = kubelet

@@ -1,4 +1,5 @@
-"""The periodic probe that keeps every resource's device list, and so its health, current.
+"""The device plugin's health monitor: the periodic probe that keeps every resource's device
+list, and so its health, current.
 
 The kubelet learns about a failing chip only from a new ListAndWatch message, so the hardware is
 probed every interval and each family's board gets the fresh list; a board wakes its streams
@@ -9,29 +10,20 @@ A failed probe keeps the last lists, since one npu-smi hiccup must not take ever
 
 import logging
 import threading
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 
 import attrs
 
 from npu_dra.adapters.grpc.device_plugin.board import DeviceBoard
+from npu_dra.domain.classic_resources import by_family
 from npu_dra.domain.device import Device, Health
 from npu_dra.domain.errors import DomainError
 from npu_dra.domain.ports import HardwareProbe
-from npu_dra.domain.profile import profile_named
 
 log = logging.getLogger(__name__)
 
 
-def by_family(devices: Iterable[Device]) -> dict[str, tuple[Device, ...]]:
-    """Devices per chip family (one kubelet resource each), in physical-id order."""
-    families: dict[str, list[Device]] = {}
-    for device in sorted(devices, key=lambda d: d.physical_id):
-        family = profile_named(device.profile).family_of(device.chip_name)
-        families.setdefault(family, []).append(device)
-    return {family: tuple(members) for family, members in sorted(families.items())}
-
-
-class HealthLoop:
+class HealthMonitor:
     def __init__(
         self, probe: HardwareProbe, boards: Mapping[str, DeviceBoard], *, interval: float
     ) -> None:

@@ -1,0 +1,105 @@
+"""Which partition devices a sliceable chip publishes, and what each consumes.
+
+Device names are `<chip>-<template>-<n>` with the template name made a DNS label
+(`npu-0-vir05-1c-8g-2`); they are stable as long as the templates are, so an allocation made
+before a restart still names the same partition after it.
+"""
+
+from collections.abc import Mapping
+
+import attrs
+
+from npu_dra.domain.attributes import is_dns_label
+from npu_dra.domain.errors import InventoryError
+from npu_dra.domain.ids import DeviceName
+from npu_dra.domain.partitions.templates import AICORE, MEMORY, ChipSlicing, Template
+from npu_dra.domain.quantity import Quantity
+
+TEMPLATE_ATTRIBUTE = "vnpuTemplate"
+PARENT_ATTRIBUTE = "parentDevice"
+_GI = 2**30
+
+
+@attrs.frozen
+class CounterSet:
+    """A ResourceSlice `sharedCounters` entry."""
+
+    name: str
+    counters: Mapping[str, Quantity] = attrs.field(factory=dict)
+
+
+@attrs.frozen
+class CounterConsumption:
+    """A device's `consumesCounters` entry."""
+
+    counter_set: str
+    counters: Mapping[str, Quantity] = attrs.field(factory=dict)
+
+
+@attrs.frozen
+class Partition:
+    name: DeviceName
+    parent: DeviceName
+    template: Template
+    index: int
+    consumes: CounterConsumption
+
+    def capacity(self) -> dict[str, Quantity]:
+        """As a whole chip publishes them: its memory and AI cores, the template's share."""
+        return {
+            "memCapacity": Quantity.of_bytes(self.template.needs.get(MEMORY, 0) * _GI),
+            "aiCores": Quantity.of_bytes(self.template.needs[AICORE]),
+        }
+
+
+@attrs.frozen
+class ChipLayout:
+    counter_set: CounterSet
+    whole: CounterConsumption  # what the whole chip consumes: everything
+    partitions: tuple[Partition, ...]
+
+    def get(self, name: DeviceName) -> Partition | None:
+        return next((p for p in self.partitions if p.name == name), None)
+
+
+def counter_set_name(chip: DeviceName) -> str:
+    return f"{chip}-counters"
+
+
+def template_label(template: str) -> str:
+    return template.lower().replace("_", "-")
+
+
+def partition_name(chip: DeviceName, template: str, index: int) -> DeviceName:
+    """`<chip>-<template>-<n>`; InventoryError if that is no DNS label (an odd template name)."""
+    name = f"{chip}-{template_label(template)}-{index}"
+    if not is_dns_label(name):
+        raise InventoryError(f"template {template!r} on {chip}: {name!r} is not a DNS label")
+    return DeviceName(name)
+
+
+def quantities(counts: Mapping[str, int]) -> dict[str, Quantity]:
+    """Counters as published: memory in bytes (GB -> Gi), the rest as plain counts."""
+    return {k: Quantity.of_bytes(v * _GI if k == MEMORY else v) for k, v in sorted(counts.items())}
+
+
+def chip_layout(chip: DeviceName, slicing: ChipSlicing) -> ChipLayout:
+    counter_set = CounterSet(counter_set_name(chip), quantities(slicing.counters()))
+    partitions = tuple(
+        Partition(
+            partition_name(chip, t.name, i),
+            chip,
+            t,
+            i,
+            CounterConsumption(counter_set.name, quantities(t.consumed())),
+        )
+        for t in slicing.templates
+        for i in range(slicing.placements(t))
+    )
+    return ChipLayout(
+        counter_set, CounterConsumption(counter_set.name, counter_set.counters), partitions
+    )
+
+
+def find_partition(layouts: Mapping[DeviceName, ChipLayout], name: DeviceName) -> Partition | None:
+    return next((p for lay in layouts.values() if (p := lay.get(name)) is not None), None)

@@ -1,0 +1,58 @@
+"""The chart's DeviceClasses can carry `extendedResourceName` (KEP-5004), one value per class,
+and `partitions` reaches the plugin's flag; the defaults render none of it."""
+
+from __future__ import annotations
+
+import pytest
+
+from npu_dra.app.cli import build_parser
+from npu_dra.app.options import settings_from
+from tests.deploy.helm_cli import Helm, HelmError
+from tests.deploy.objects import expanded_argv, of_kind, only
+
+FAMILIES = {
+    "deviceClass": {
+        "extendedResourceName": "huawei.com/npu",
+        "families": [
+            {"name": "ascend910.npu.huawei.com", "chipPrefix": "910",
+             "extendedResourceName": "huawei.com/Ascend910"},
+            {"name": "ascend310p.npu.huawei.com", "chipPrefix": "310P",
+             "extendedResourceName": "huawei.com/Ascend310P"},
+        ],
+    }
+}  # fmt: skip
+
+
+def test_each_class_carries_its_own_extended_resource_name(helm: Helm) -> None:
+    classes = {
+        o["metadata"]["name"]: o for o in of_kind(helm.template(values=FAMILIES), "DeviceClass")
+    }
+    assert {n: c["spec"].get("extendedResourceName") for n, c in classes.items()} == {
+        "npu.huawei.com": "huawei.com/npu",
+        "ascend910.npu.huawei.com": "huawei.com/Ascend910",
+        "ascend310p.npu.huawei.com": "huawei.com/Ascend310P",
+    }
+    (selector,) = classes["ascend910.npu.huawei.com"]["spec"]["selectors"]
+    expression = selector["cel"]["expression"]
+    assert 'chipName.startsWith("910")' in expression
+    assert '!("vnpuTemplate" in device.attributes["npu.huawei.com"])' in expression
+
+
+def test_the_default_class_has_no_extended_resource_name(helm: Helm) -> None:
+    device_class = only(helm.template(), "DeviceClass")
+    assert "extendedResourceName" not in device_class["spec"]
+
+
+@pytest.mark.parametrize("name", ["Ascend910", "huawei.com/", "huawei.com/Ascend 910"])
+def test_the_schema_rejects_a_name_that_is_no_extended_resource(helm: Helm, name: str) -> None:
+    with pytest.raises(HelmError, match="extendedResourceName"):
+        helm.template(values={"deviceClass": {"extendedResourceName": name}})
+
+
+def test_partitions_reach_the_plugins_flag(helm: Helm) -> None:
+    daemonset = only(helm.template(set_values=["partitions=templates"]), "DaemonSet")
+    argv = expanded_argv(daemonset, {"NODE_NAME": "node-a"})
+    settings = settings_from(build_parser().parse_args(argv[1:]))
+    assert settings.partitions == "templates"
+    default = expanded_argv(only(helm.template(), "DaemonSet"), {"NODE_NAME": "node-a"})
+    assert not any(a.startswith("--partitions") for a in default)

@@ -1,0 +1,164 @@
+"""app/container.py: one composition root builds every mode from one Settings, imports an
+adapter only when a mode asks for it, and shuts its servers down dependents first."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from npu_dra.adapters.hardware.errors import ProbeError
+from npu_dra.adapters.hardware.fake import FakeHardware
+from npu_dra.app.container import container_for
+from npu_dra.app.device_plugin.assembly import assemble
+from npu_dra.app.options import Hardware, defaults
+from npu_dra.domain.device_plugin_allocation import AllocateSettings, container_allocation
+from npu_dra.domain.profile import NVIDIA_GPU
+
+
+def described(tmp_path: Path, text: str) -> Path:
+    path = tmp_path / "node.yaml"
+    path.write_text(text)
+    return path
+
+
+def test_fake_hardware_reads_a_description_file(tmp_path: Path) -> None:
+    description = described(tmp_path, "chip: 910B4\ncount: 2\n")
+    settings = defaults(hardware=Hardware("fake", description))
+    probe = container_for(settings).node.hardware()
+    assert isinstance(probe, FakeHardware)
+    assert [d.name for d in probe.probe().devices] == ["npu-0", "npu-1"]
+
+
+def test_npu_smi_hardware_is_the_npu_smi_probe_and_runs_nothing_yet() -> None:
+    from npu_dra.adapters.hardware.npu_smi.probe import NpuSmiProbe
+
+    assert isinstance(container_for(defaults()).node.hardware(), NpuSmiProbe)
+
+
+def test_fake_hardware_on_a_test_node_reports_its_dev_root_and_npu_smi(tmp_path: Path) -> None:
+    """The real-node e2e runs fake hardware over mknod-made nodes: the flags must reach it."""
+    description = described(tmp_path, "chip: 910B4\ncount: 2\n")
+    npu_smi = tmp_path / "npu-smi"
+    npu_smi.write_text("#!/bin/sh\n")
+    settings = defaults(
+        hardware=Hardware("fake", description),
+        dev_root=tmp_path / "dev",
+        npu_smi_path=npu_smi,
+        ascend_root=tmp_path / "absent",
+    )
+    host = container_for(settings).node.hardware().probe().host
+    assert host.dev_root == str(tmp_path / "dev")
+    assert [(f.host_path, f.container_path) for f in host.driver_files] == [
+        (str(npu_smi), "/usr/local/bin/npu-smi")
+    ]
+
+
+def test_a_gpu_node_description_under_the_npu_profile_does_not_start(tmp_path: Path) -> None:
+    description = described(tmp_path, "gpu: NVIDIA A100-SXM4-80GB\ncount: 2\n")
+    settings = defaults(hardware=Hardware("fake", description), cluster="memory")
+    with pytest.raises(ProbeError, match="--device-profile=gpu"):
+        container_for(settings).node.hardware().probe()
+
+
+def test_a_gpu_node_serves_nvidia_com_gpu_and_allocates_by_uuid(tmp_path: Path) -> None:
+    description = described(tmp_path, "gpu: NVIDIA A100-SXM4-80GB\ncount: 2\n")
+    settings = defaults(
+        device_profile="gpu",
+        hardware=Hardware("fake", description),
+        device_plugin_path=tmp_path / "dp",
+    )
+    node = container_for(settings).node
+    probe = node.hardware()
+    [plugin] = assemble(settings, probe, node.static_cdi()).plugins
+    assert plugin.resource_name == "nvidia.com/gpu"
+    inventory = probe.probe()
+    answer = container_allocation(
+        inventory.devices, ["gpu-1"], AllocateSettings(NVIDIA_GPU, host=inventory.host)
+    )
+    assert dict(answer.envs)["NVIDIA_VISIBLE_DEVICES"] == inventory.devices[1].uuid
+    assert [n.path for n in answer.device_nodes][:2] == ["/dev/nvidia1", "/dev/nvidiactl"]
+
+
+def test_the_static_cdi_spec_is_written_through_its_port(tmp_path: Path) -> None:
+    description = described(tmp_path, "chip: 910B4\ncount: 2\n")
+    settings = defaults(
+        hardware=Hardware("fake", description),
+        cdi_enabled=True,
+        cdi_root=tmp_path / "cdi",
+        device_plugin_path=tmp_path / "dp",
+    )
+    node = container_for(settings).node
+    assemble(settings, node.hardware(), node.static_cdi())
+    spec = node.static_cdi().read_static(kind="k8s.npu.huawei.com/npu")
+    assert spec is not None
+    assert [d.name for d in spec.devices] == ["npu-0", "npu-1"]
+    assert (tmp_path / "cdi" / "k8s.npu.huawei.com-npu.json").exists()
+
+
+def test_shutdown_stops_the_registration_socket_before_the_dra_socket(tmp_path: Path) -> None:
+    description = described(tmp_path, "chip: 910B4\ncount: 2\n")
+    settings = defaults(
+        hardware=Hardware("fake", description),
+        cluster="memory",
+        registrar_dir=Path("/tmp") / f"reg-{tmp_path.name}"[-20:],
+        plugins_dir=Path("/tmp") / f"plg-{tmp_path.name}"[-20:],
+    )
+    container = container_for(settings)
+    node = container.node
+    registration = node.registration_server()  # asks for the DRA server first
+    dra = node.dra_server()
+    stopped: list[str] = []
+    for name, server in (("registration", registration), ("dra", dra)):
+        stop = server.stop
+
+        def record(*args: object, _stop=stop, _name=name, **kwargs: object) -> None:  # type: ignore[no-untyped-def]
+            stopped.append(_name)
+            _stop(*args, **kwargs)
+
+        server.stop = record  # type: ignore[method-assign]
+    try:
+        assert dra.path.exists()
+        assert registration.path.exists()
+    finally:
+        container.shutdown_resources()
+    assert stopped == ["registration", "dra"]
+    assert not dra.path.exists()
+    assert not registration.path.exists()
+
+
+PROBE = """
+import json, sys
+from npu_dra.app.cli import main
+try:
+    main(sys.argv[1:])
+except SystemExit:
+    pass
+heavy = ("grpc", "kubernetes", "celpy", "cel_expr_python", "npu_dra.adapters.cel.evaluator",
+         "npu_dra.domain.scheduling", "dependency_injector")
+print(json.dumps(sorted({m.split(".")[0] if not m.startswith("npu_dra") else m
+                         for m in sys.modules if m.startswith(heavy)})))
+"""
+
+
+@pytest.mark.parametrize("argv", [["--help"], ["simulate", "--help"], ["kubelet-plugin", "--help"]])
+def test_help_imports_no_adapter_runtime(argv: list[str]) -> None:
+    loaded = subprocess.run(
+        [sys.executable, "-c", PROBE, *argv], capture_output=True, text=True, check=True
+    ).stdout.splitlines()[-1]
+    assert json.loads(loaded) == []
+
+
+def test_discover_imports_neither_grpc_nor_the_kubernetes_client(tmp_path: Path) -> None:
+    description = described(tmp_path, "chip: 910B4\ncount: 2\n")
+    argv = ["discover", f"--hardware=fake:{description}", "-o", "json"]
+    loaded = subprocess.run(
+        [sys.executable, "-c", PROBE, *argv], capture_output=True, text=True, check=True
+    ).stdout.splitlines()[-1]
+    modules = json.loads(loaded)
+    assert "grpc" not in modules
+    assert "kubernetes" not in modules
+    assert "dependency_injector" in modules  # it did go through the container
