@@ -43,14 +43,14 @@ from npu_dra.domain.ports import (
 from npu_dra.domain.profile import DeviceProfile, profile_named
 
 if TYPE_CHECKING:
-    from npu_dra.adapters.metrics.prometheus import PrometheusMetrics
-    from npu_dra.domain.device_taints import TaintPolicy
     from npu_dra.adapters.cluster.memory import MemoryCluster
     from npu_dra.adapters.grpc.liveness_server import LivenessServer
     from npu_dra.adapters.grpc.registration_server import RegistrationState
     from npu_dra.adapters.grpc.sockets import UnixGrpcServer
     from npu_dra.adapters.hardware.ascend_host import AscendHostPaths
+    from npu_dra.adapters.metrics.prometheus import PrometheusMetrics
     from npu_dra.app.device_plugin.registration_supervisor import DevicePluginRuntime
+    from npu_dra.domain.device_taints import TaintPolicy
     from npu_dra.domain.partitions.ports import VnpuTable
     from npu_dra.domain.scheduling.ports import SelectorEvaluator
 

@@ -5,7 +5,7 @@ in-memory one, and one contract suite in tests/contract runs against all of them
 """
 
 from collections.abc import Callable, Mapping, Sequence
-from typing import Protocol
+from typing import Protocol, runtime_checkable
 
 from npu_dra.domain.cdi import CdiSpec
 from npu_dra.domain.checkpoint import Checkpoint
@@ -47,6 +47,7 @@ class ClusterApi(Protocol):
     def get_device_class(self, *, name: DeviceClassName) -> DeviceClass: ...
 
 
+@runtime_checkable
 class DeviceTaintSupport(Protocol):
     """Whether the API server keeps device taints (KEP-5055) on this node's slices."""
 
@@ -55,6 +56,7 @@ class DeviceTaintSupport(Protocol):
         ...
 
 
+@runtime_checkable
 class EventRecorder(Protocol):
     """Where Kubernetes Events go (the same API server as the ClusterApi's)."""
 

@@ -17,19 +17,20 @@ log = logging.getLogger(__name__)
 
 
 class TaintMode:
-    def __init__(
-        self, *, policy: TaintPolicy | None, support: DeviceTaintSupport, driver: DriverName
-    ) -> None:
+    def __init__(self, *, policy: TaintPolicy | None, support: object, driver: DriverName) -> None:
+        """`support` answers DeviceTaintSupport; a cluster API that cannot (a bare ClusterApi
+        some wiring passes) means removal, as a server without taints does."""
         self._policy = policy.for_driver(driver) if policy is not None else None
-        self._support = support
+        self._support = support if isinstance(support, DeviceTaintSupport) else None
         self._driver = driver
-        self._decided: bool | None = None if policy is not None else False
+        answerable = policy is not None and self._support is not None
+        self._decided: bool | None = None if answerable else False
         self._lock = threading.Lock()
 
     def policy(self, node: NodeName) -> TaintPolicy | None:
         """The policy to publish with, or None to leave unusable devices out."""
         with self._lock:
-            if self._decided is None:
+            if self._decided is None and self._support is not None:
                 self._decided = self._support.serves_device_taints(node=node, driver=self._driver)
                 if self._decided:
                     log.info("the API server serves device taints: unhealthy devices are tainted")

@@ -26,13 +26,14 @@ STOP_WAIT_S = 2.0
 class EventSink:
     def __init__(
         self,
-        recorder: EventRecorder,
+        recorder: object,
         *,
         capacity: int = CAPACITY,
         min_gap_s: float = MIN_GAP_S,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
-        self._recorder = recorder
+        # A cluster API without events (a bare ClusterApi some wiring passes): none are sent.
+        self._recorder = recorder if isinstance(recorder, EventRecorder) else None
         self._queue: queue.Queue[ClusterEvent | None] = queue.Queue(maxsize=capacity)
         self._min_gap = min_gap_s
         self._clock = clock
@@ -44,6 +45,8 @@ class EventSink:
     def emit(self, event: ClusterEvent) -> bool:
         """Queue `event` unless the same one went out within min_gap_s or the queue is full;
         never blocks. Whether it was queued."""
+        if self._recorder is None:
+            return False
         now = self._clock()
         with self._lock:
             last = self._last.get(event.key)
@@ -73,6 +76,7 @@ class EventSink:
     def _run(self) -> None:
         while (event := self._queue.get()) is not None:
             try:
+                assert self._recorder is not None  # emit queues nothing otherwise
                 self._recorder.record_event(event=event)
             except DomainError as error:
                 log.warning(

@@ -131,3 +131,8 @@ def test_a_stored_taint_effect_this_driver_never_sets_is_an_error_naming_it() ->
     body = {"name": "npu-0", "taints": [{"key": "k", "effect": "None"}]}
     with pytest.raises(ShapeError, match="'None' is not one of NoSchedule, NoExecute"):
         device_from_api(Fields(body, obj="slice"))
+
+
+def test_a_cluster_api_that_cannot_answer_about_taints_means_removal() -> None:
+    mode = TaintMode(policy=DEFAULTS, support=object(), driver=DRIVER)
+    assert mode.policy(NODE) is None

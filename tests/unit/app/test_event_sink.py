@@ -90,3 +90,8 @@ def test_a_failed_send_is_forgotten_and_the_worker_goes_on() -> None:
     sink.emit(HEALTHY)
     sink.stop()
     assert recorder.tries == 2
+
+
+def test_a_cluster_api_without_events_gets_none_queued() -> None:
+    sink = EventSink(object())
+    assert not sink.emit(UNHEALTHY)

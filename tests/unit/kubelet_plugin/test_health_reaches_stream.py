@@ -12,8 +12,8 @@ import queue
 import threading
 
 from npu_dra.adapters.cluster.memory import MemoryCluster
-from npu_dra.adapters.grpc.resource_health_stream import DraHealthServicer
 from npu_dra.adapters.grpc.gen.dra_health.v1alpha1 import api_pb2
+from npu_dra.adapters.grpc.resource_health_stream import DraHealthServicer
 from npu_dra.adapters.hardware.fake import FakeHardware
 from npu_dra.app.services.inventory import InventoryCache
 from npu_dra.app.services.maintainer import PoolMaintainer
