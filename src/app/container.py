@@ -20,8 +20,12 @@ from typing import TYPE_CHECKING
 from dependency_injector import containers, providers
 
 from npu_dra.app.options import Settings
+from npu_dra.app.services.claim_events import ClaimFailureEvents
+from npu_dra.app.services.device_taints import TaintMode
+from npu_dra.app.services.event_sink import EventSink, running_sink
 from npu_dra.app.services.inventory import InventoryCache
 from npu_dra.app.services.maintainer import PoolMaintainer, maintained_pool
+from npu_dra.app.services.metered import MeteredNodeClaims
 from npu_dra.app.services.preparer import ClaimPreparer
 from npu_dra.app.services.publisher import PoolPublisher
 from npu_dra.app.services.vnpu import vnpu_service_for
@@ -30,7 +34,10 @@ from npu_dra.domain.ports import (
     CdiStore,
     CheckpointStore,
     ClusterApi,
+    DeviceTaintSupport,
+    EventRecorder,
     HardwareProbe,
+    NodeClaims,
     StaticCdiSpecs,
 )
 from npu_dra.domain.profile import DeviceProfile, profile_named
@@ -41,7 +48,9 @@ if TYPE_CHECKING:
     from npu_dra.adapters.grpc.registration_server import RegistrationState
     from npu_dra.adapters.grpc.sockets import UnixGrpcServer
     from npu_dra.adapters.hardware.ascend_host import AscendHostPaths
+    from npu_dra.adapters.metrics.prometheus import PrometheusMetrics
     from npu_dra.app.device_plugin.registration_supervisor import DevicePluginRuntime
+    from npu_dra.domain.device_taints import TaintPolicy
     from npu_dra.domain.partitions.ports import VnpuTable
     from npu_dra.domain.scheduling.ports import SelectorEvaluator
 
@@ -57,17 +66,70 @@ def memory_cluster() -> "MemoryCluster":
     return MemoryCluster()
 
 
-def kube_cluster(kubeconfig: str) -> Iterator[ClusterApi]:
-    """The API server the kubeconfig (empty: the pod's service account) names; its connection
-    pool is closed on shutdown."""
-    from npu_dra.adapters.cluster.kube.cluster import KubeCluster
+def kube_api(kubeconfig: str) -> Iterator[object]:
+    """The client of the API server the kubeconfig (empty: the pod's service account) names;
+    its connection pool is closed on shutdown."""
     from npu_dra.adapters.cluster.kube.connect import api_client
 
     api = api_client(kubeconfig or None)
     try:
-        yield KubeCluster(api)
+        yield api
     finally:
         api.close()  # type: ignore[no-untyped-call]
+
+
+def kube_cluster(api: object) -> ClusterApi:
+    from npu_dra.adapters.cluster.kube.cluster import KubeCluster
+
+    return KubeCluster(api)  # type: ignore[arg-type]
+
+
+def kube_taint_support(api: object) -> DeviceTaintSupport:
+    from npu_dra.adapters.cluster.kube.device_taints import KubeDeviceTaintSupport
+
+    return KubeDeviceTaintSupport(api)  # type: ignore[arg-type]
+
+
+def kube_events(api: object) -> EventRecorder:
+    from npu_dra.adapters.cluster.kube.events import KubeEvents
+
+    return KubeEvents(api)  # type: ignore[arg-type]
+
+
+def taint_policy(settings: Settings) -> "TaintPolicy | None":
+    """`--device-taints auto`: taint where the server serves taints; otherwise (off, or the
+    simulation) unusable devices are left out."""
+    from npu_dra.domain.device_taints import parse_taint_policy
+
+    if settings.device_taints != "auto" or settings.state != "files":
+        return None
+    return parse_taint_policy(settings.taint_effects)
+
+
+def prometheus_metrics() -> "PrometheusMetrics":
+    from npu_dra.adapters.metrics.prometheus import PrometheusMetrics
+
+    return PrometheusMetrics()
+
+
+def running_metrics(
+    *,
+    settings: Settings,
+    metrics: "PrometheusMetrics",
+    inventory: InventoryCache,
+    state: "RegistrationState",
+    checkpoints: CheckpointStore,
+) -> Iterator[object]:
+    from npu_dra.app.kubelet_plugin.metrics_server import serve_metrics
+
+    yield from serve_metrics(
+        metrics=metrics,
+        port=settings.metrics_port,
+        host=settings.healthcheck_host,
+        inventory=inventory,
+        registration=state,
+        checkpoints=checkpoints,
+    )
 
 
 def selector_evaluator() -> "SelectorEvaluator":
@@ -214,7 +276,7 @@ def registration_socket(settings: Settings) -> Path:
 
 
 def running_dra(
-    *, settings: Settings, preparer: ClaimPreparer, inventory: InventoryCache
+    *, settings: Settings, preparer: NodeClaims, inventory: InventoryCache
 ) -> Iterator["UnixGrpcServer"]:
     from npu_dra.app.kubelet_plugin.servers import serve_dra
 
@@ -271,6 +333,8 @@ def running_device_plugin(
 class NodeContainer(containers.DeclarativeContainer):
     settings: providers.Dependency[Settings] = providers.Dependency(instance_of=Settings)
     cluster: providers.Dependency[ClusterApi] = providers.Dependency()
+    taint_support: providers.Dependency[DeviceTaintSupport] = providers.Dependency(default=cluster)
+    event_recorder: providers.Dependency[EventRecorder] = providers.Dependency(default=cluster)
 
     profile = providers.Callable(profile_named, settings.provided.device_profile)
     driver = providers.Callable(DriverName, settings.provided.driver_name)
@@ -298,8 +362,14 @@ class NodeContainer(containers.DeclarativeContainer):
         memory=providers.Singleton(static_cdi_memory),
     )
 
+    taint_mode = providers.Singleton(
+        TaintMode,
+        policy=providers.Callable(taint_policy, settings),
+        support=taint_support,
+        driver=driver,
+    )
     publisher = providers.Singleton(
-        PoolPublisher, inventory=inventory, cluster=cluster, driver=driver
+        PoolPublisher, inventory=inventory, cluster=cluster, driver=driver, taints=taint_mode
     )
     preparer = providers.Singleton(
         ClaimPreparer,
@@ -312,11 +382,20 @@ class NodeContainer(containers.DeclarativeContainer):
         fetch_deadline_s=settings.provided.claim_fetch_timeout,
         vnpus=providers.Singleton(vnpu_service_for, vnpu_table, checkpoint_store),
     )
+    # Built only on the kubelet plugin's path (the simulation never asks for them).
+    metrics = providers.Singleton(prometheus_metrics)
+    event_sink = providers.Singleton(EventSink, event_recorder)
+    event_worker = providers.Resource(running_sink, event_sink)
+    reporting_preparer = providers.Singleton(ClaimFailureEvents, preparer, event_sink)
+    metered_preparer = providers.Singleton(MeteredNodeClaims, reporting_preparer, metrics)
     maintainer = providers.Singleton(
         PoolMaintainer,
         inventory=inventory,
         publisher=publisher,
         interval_s=settings.provided.health_interval,
+        metrics=metrics,
+        backend=settings.provided.hardware.kind,
+        events=event_sink,
     )
 
     # The kubelet plugin: publishing and its three servers.
@@ -325,13 +404,21 @@ class NodeContainer(containers.DeclarativeContainer):
     )
     registration = providers.Singleton(registration_state)
     dra_server = providers.Resource(
-        running_dra, settings=settings, preparer=preparer, inventory=inventory
+        running_dra, settings=settings, preparer=metered_preparer, inventory=inventory
     )
     registration_server = providers.Resource(
         running_registration, settings=settings, state=registration, serving=dra_server
     )
     liveness_server = providers.Resource(
         running_liveness, settings=settings, state=registration, serving=dra_server
+    )
+    metrics_server = providers.Resource(
+        running_metrics,
+        settings=settings,
+        metrics=metrics,
+        inventory=inventory,
+        state=registration,
+        checkpoints=checkpoint_store,
     )
 
     # The classic device plugin, every resource served and registered.
@@ -343,13 +430,30 @@ class NodeContainer(containers.DeclarativeContainer):
 class Container(containers.DeclarativeContainer):
     settings: providers.Dependency[Settings] = providers.Dependency(instance_of=Settings)
 
+    api = providers.Resource(kube_api, settings.provided.kubeconfig)
     cluster = providers.Selector(
         settings.provided.cluster,
         memory=providers.Singleton(memory_cluster),
-        kubernetes=providers.Resource(kube_cluster, settings.provided.kubeconfig),
+        kubernetes=providers.Singleton(kube_cluster, api),
+    )
+    taint_support = providers.Selector(
+        settings.provided.cluster,
+        memory=cluster,
+        kubernetes=providers.Singleton(kube_taint_support, api),
+    )
+    event_recorder = providers.Selector(
+        settings.provided.cluster,
+        memory=cluster,
+        kubernetes=providers.Singleton(kube_events, api),
     )
     selector_evaluator = providers.Singleton(selector_evaluator)
-    node = providers.Container(NodeContainer, settings=settings, cluster=cluster)
+    node = providers.Container(
+        NodeContainer,
+        settings=settings,
+        cluster=cluster,
+        taint_support=taint_support,
+        event_recorder=event_recorder,
+    )
 
 
 def container_for(settings: Settings) -> Container:

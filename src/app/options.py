@@ -25,6 +25,7 @@ LOG_LEVELS = ("debug", "info", "warning", "error")
 LOG_FORMATS = ("text", "json")
 CLUSTERS = ("kubernetes", "memory")
 PARTITION_MODES = ("none", "templates")
+DEVICE_TAINTS = ("auto", "off")
 # Each profile's real hardware backend, used when --hardware is empty.
 REAL_BACKEND = {"npu": "npu_smi", "gpu": "nvml"}
 TRUE_WORDS = ("1", "true", "yes", "on")
@@ -115,6 +116,18 @@ def port(text: str) -> int:
             f"{number}: expected -1 (off), 0 (any free port) or a port"
         )
     return number
+
+
+def taint_effects(text: str) -> str:
+    """`Word=Effect,...` over the default table (domain/device_taints.py), checked here."""
+    from npu_dra.domain.device_taints import parse_taint_policy
+    from npu_dra.domain.errors import DomainError
+
+    try:
+        parse_taint_policy(text)
+    except DomainError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
+    return text
 
 
 def switch(text: str) -> bool:
@@ -312,6 +325,34 @@ def _options() -> dict[str, Option]:
             one_of(CLUSTERS),
         ),
         Option(
+            "metrics_port",
+            ("--metrics-port",),
+            "Prometheus /metrics port; -1 off, 0 any free port",
+            "-1",
+            port,
+            "METRICS_PORT",
+            "PORT",
+        ),
+        Option(
+            "device_taints",
+            ("--device-taints",),
+            "auto: unhealthy devices stay published with a device taint where the API server "
+            "serves taints (DRADeviceTaints), else are left out; off: always left out",
+            "auto",
+            one_of(DEVICE_TAINTS),
+            "DEVICE_TAINTS",
+        ),
+        Option(
+            "taint_effects",
+            ("--taint-effects",),
+            "health word -> taint effect over the defaults Degraded=None,Unhealthy=NoSchedule,"
+            "Critical=NoExecute,Unknown=NoSchedule (e.g. Critical=NoSchedule)",
+            "",
+            taint_effects,
+            "TAINT_EFFECTS",
+            "WORD=EFFECT,...",
+        ),
+        Option(
             "claim_fetch_timeout",
             ("--claim-fetch-timeout",),
             "seconds a prepare waits for the API server to return its claims, all together",
@@ -442,6 +483,7 @@ COMMANDS: Mapping[str, tuple[str, ...]] = {
         *_HARDWARE,
         *("registrar_dir", "plugins_dir", "cdi_root", "healthcheck_port", "kubeconfig"),
         *("cluster", "health_interval", "claim_fetch_timeout", "partitions"),
+        *("metrics_port", "device_taints", "taint_effects"),
         *_LOGGING,
     ),
     "device-plugin": (
@@ -522,6 +564,9 @@ class Settings:
     cluster: str
     claim_fetch_timeout: float
     partitions: str
+    metrics_port: int
+    device_taints: str
+    taint_effects: str
     device_plugin_path: Path
     resource_name: str
     cdi_enabled: bool

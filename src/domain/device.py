@@ -17,7 +17,8 @@ class Health(enum.Enum):
 
     HEALTHY = "Healthy"
     DEGRADED = "Degraded"  # minor alarm ("Warning"): still usable, worth a log line
-    UNHEALTHY = "Unhealthy"  # major/critical alarm, unknown code, or device gone
+    UNHEALTHY = "Unhealthy"  # major alarm ("Alarm") or device gone
+    CRITICAL = "Critical"  # urgent alarm ("Critical"): work on it should stop (device_taints.py)
     UNKNOWN = "Unknown"
 
     @property

@@ -2,7 +2,8 @@
 
 Each device's profile says which attributes and capacities it publishes (Ascend: the seed's
 chipName, numaNode, physicalId, topologyGroup and memCapacity). Unusable devices are left out of
-the pool so the scheduler can never hand them out.
+the pool so the scheduler can never hand them out, unless a taint policy is given (the API server
+serves device taints): then they stay, tainted as `device_taints.py` says.
 """
 
 from collections.abc import Mapping, Sequence
@@ -15,6 +16,7 @@ from npu_dra.domain.attributes import (
     check_qualified_name,
 )
 from npu_dra.domain.device import Device, NodeInventory
+from npu_dra.domain.device_taints import DeviceTaint, TaintPolicy
 from npu_dra.domain.ids import DeviceName, DriverName, NodeName, PoolName
 from npu_dra.domain.partitions.layout import (
     PARENT_ATTRIBUTE,
@@ -28,6 +30,7 @@ from npu_dra.domain.profile import PCI_BUS_ID, profile_named
 from npu_dra.domain.quantity import Quantity
 
 MAX_DEVICES_PER_SLICE = 128
+MAX_DEVICES_PER_SLICE_WITH_TAINTS = 64  # the API server's limit once any device has a taint
 MAX_COUNTING_DEVICES_PER_SLICE = 64  # 1.35+: a slice with consumesCounters holds at most 64
 MAX_COUNTER_SETS_PER_SLICE = 8  # 1.35+: sharedCounters per slice
 __all__ = ["PCI_BUS_ID", "PoolRef", "PublishedDevice", "ResourceSlice", "desired_slices"]
@@ -39,6 +42,7 @@ class PublishedDevice:
     attributes: Mapping[str, AttributeValue] = attrs.field(factory=dict)
     capacity: Mapping[str, Quantity] = attrs.field(factory=dict)
     consumes_counters: tuple[CounterConsumption, ...] = ()
+    taints: tuple[DeviceTaint, ...] = ()
 
 
 @attrs.frozen
@@ -60,17 +64,26 @@ class ResourceSlice:
     shared_counters: tuple[CounterSet, ...] = ()
 
 
-def published_device(device: Device) -> PublishedDevice:
+def published_device(device: Device, taints: tuple[DeviceTaint, ...] = ()) -> PublishedDevice:
     """The device as its profile publishes it; every name and value checked."""
     profile = profile_named(device.profile)
     attributes = profile.attributes(device)
     for key, value in attributes.items():
         check_attribute_value(check_qualified_name(key), value)
-    return PublishedDevice(device.name, attributes, profile.capacity(device))
+    return PublishedDevice(device.name, attributes, profile.capacity(device), taints=taints)
 
 
-def pool_devices(inventory: NodeInventory) -> tuple[PublishedDevice, ...]:
-    return tuple(published_device(d) for d in inventory.devices if d.health.usable)
+def pool_devices(
+    inventory: NodeInventory, taints: TaintPolicy | None = None
+) -> tuple[PublishedDevice, ...]:
+    """Usable devices, and with a taint policy the unusable ones it taints too (one it leaves
+    untainted, e.g. Unknown=None, is left out as without taints: never offered bare)."""
+    published = []
+    for device in inventory.devices:
+        tainted = taints.taints_of(device) if taints is not None else ()
+        if device.health.usable or tainted:
+            published.append(published_device(device, tainted))
+    return tuple(published)
 
 
 def chip_layouts(inventory: NodeInventory) -> dict[DeviceName, ChipLayout]:
@@ -104,24 +117,29 @@ def desired_slices(
     driver: DriverName,
     generation: int,
     limit: int = MAX_DEVICES_PER_SLICE,
+    taints: TaintPolicy | None = None,
 ) -> tuple[ResourceSlice, ...]:
-    """The pool named after the node, split so no slice exceeds `limit` devices.
+    """The pool named after the node, split so no slice exceeds `limit` devices (64 once any
+    device carries a taint, as the API server requires).
 
     An empty inventory still yields one empty slice: "driver up, no devices" differs from
     "no pool". A sliceable chip gets a slice of its own holding its counter set, the whole chip
     and its partitions: in resource.k8s.io/v1 as 1.34 serves it, a device may only consume
     counters of its own slice, and a slice holds at most 32 counters in all.
     """
+    devices = pool_devices(inventory, taints)
+    if any(d.taints for d in devices):
+        limit = min(limit, MAX_DEVICES_PER_SLICE_WITH_TAINTS)
     layouts = chip_layouts(inventory)
     if layouts and inventory.counter_slices:
         return _counters_apart(
-            inventory, layouts, driver=driver, generation=generation, limit=limit
+            inventory, layouts, devices, driver=driver, generation=generation, limit=limit
         )
-    whole = [d for d in pool_devices(inventory) if d.name not in layouts]
+    whole = [d for d in devices if d.name not in layouts]
     chunks: list[tuple[tuple[PublishedDevice, ...], tuple[CounterSet, ...]]] = [
         (chunk, ()) for chunk in _chunks(whole, limit)
     ]
-    for device in pool_devices(inventory):
+    for device in devices:
         if (layout := layouts.get(device.name)) is not None:
             chunks.append((partitioned_devices(device, layout), (layout.counter_set,)))
     chunks = chunks or [((), ())]
@@ -135,6 +153,7 @@ def desired_slices(
 def _counters_apart(
     inventory: NodeInventory,
     layouts: Mapping[DeviceName, ChipLayout],
+    devices: Sequence[PublishedDevice],
     *,
     driver: DriverName,
     generation: int,
@@ -143,10 +162,10 @@ def _counters_apart(
     """The 1.35+ layout: counter sets in slices of their own (8 per slice), then the plain
     chips, then the sliced chips with their partitions (64 per slice, as counters require)."""
     sets = [layout.counter_set for layout in layouts.values()]
-    plain = [d for d in pool_devices(inventory) if d.name not in layouts]
+    plain = [d for d in devices if d.name not in layouts]
     counting = [
         p
-        for d in pool_devices(inventory)
+        for d in devices
         if (layout := layouts.get(d.name)) is not None
         for p in partitioned_devices(d, layout)
     ]

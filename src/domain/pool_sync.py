@@ -46,7 +46,8 @@ def _same_content(stored: Sequence[ResourceSlice], desired: Sequence[ResourceSli
 def _key(s: ResourceSlice) -> str:
     """Order-insensitive within a device's maps: the API server returns them sorted by key."""
     devices = [
-        (d.name, sorted(d.attributes.items()), sorted(d.capacity.items())) for d in s.devices
+        (d.name, sorted(d.attributes.items()), sorted(d.capacity.items()), d.taints)
+        for d in s.devices
     ]
     return repr((s.driver, s.node_name, s.pool.name, devices))
 

@@ -5,12 +5,13 @@ in-memory one, and one contract suite in tests/contract runs against all of them
 """
 
 from collections.abc import Callable, Mapping, Sequence
-from typing import Protocol
+from typing import Protocol, runtime_checkable
 
 from npu_dra.domain.cdi import CdiSpec
 from npu_dra.domain.checkpoint import Checkpoint
 from npu_dra.domain.claims import ClaimRef, DeviceClass, ResourceClaim
 from npu_dra.domain.device import NodeInventory
+from npu_dra.domain.events import ClusterEvent
 from npu_dra.domain.ids import ClaimUID, DeviceClassName, DriverName, NodeName
 from npu_dra.domain.pool import ResourceSlice
 from npu_dra.domain.prepare import ClaimOutcome
@@ -44,6 +45,24 @@ class ClusterApi(Protocol):
         ...
 
     def get_device_class(self, *, name: DeviceClassName) -> DeviceClass: ...
+
+
+@runtime_checkable
+class DeviceTaintSupport(Protocol):
+    """Whether the API server keeps device taints (KEP-5055) on this node's slices."""
+
+    def serves_device_taints(self, *, node: NodeName, driver: DriverName) -> bool:
+        """Asked once at start; ClusterUnavailable if the server cannot be asked."""
+        ...
+
+
+@runtime_checkable
+class EventRecorder(Protocol):
+    """Where Kubernetes Events go (the same API server as the ClusterApi's)."""
+
+    def record_event(self, *, event: ClusterEvent) -> None:
+        """Best effort: ClusterUnavailable (or ApiRefused) if it could not be recorded."""
+        ...
 
 
 class Stoppable(Protocol):

@@ -114,6 +114,7 @@ def test_the_cluster_role_grants_only_what_the_plugin_calls() -> None:
     assert granted == {
         ("resource.k8s.io", "resourceclaims", "get"),
         ("", "nodes", "get"),
+        ("events.k8s.io", "events", "create"),  # Node and claim events (adapters/.../events.py)
         *slices,
     }
 

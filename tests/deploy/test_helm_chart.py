@@ -54,7 +54,9 @@ def test_the_release_name_and_namespace_do_not_change_the_default_objects(helm: 
     [
         ("healthcheckPort=x", "/healthcheckPort"),
         ("healthcheckPort=70000", "/healthcheckPort"),
-        ("metricsPort=8080", "/metricsPort"),
+        ("metricsPort=0", "/metricsPort"),
+        ("serviceMonitor.interval=often", "/serviceMonitor/interval"),
+        ("taintEffects=Alarm=NoSchedule", "/taintEffects"),
         ("logLevel=loud", "/logLevel"),
         ("hardware=nvidia-smi", "/hardware"),
         ("cdiRoot=etc/cdi", "/cdiRoot"),

@@ -1,4 +1,4 @@
-"""The seed's flow end to end on a real Kubernetes v1.34.3 control plane.
+"""The seed's flow end to end on a real Kubernetes control plane, v1.34.3 and v1.36.3 alike.
 
 Two fake 910B4 nodes each run `npu-dra kubelet-plugin` as a process (fake npu-smi replaying the
 recorded outputs, a fake /sys putting npu-0 and npu-1 of node A on NUMA node 6 and none of node B
@@ -45,15 +45,17 @@ from tests.e2e.seed_cluster import (
     wait_published,
 )
 from tests.e2e.seed_yaml import SEED_TEMPLATE_AND_POD, numa_claim_and_pod
-from tests.support.controlplane import ControlPlane, wait_for
+from tests.support.controlplane import wait_for
+from tests.support.k8s_fixtures import plane_for, versions_params
 from tests.support.kubelet import DraClient, Kubelet
 
 NODE_B_NUMA = (0, 0, 0, 0, 2, 2, 2, 2)  # no NUMA node 6: the seed's NUMA claim fits node A only
 REPUBLISH_S = 10.0
 
 
-@pytest.fixture(scope="module")
-def seed(control_plane: ControlPlane) -> Iterator[Seed]:
+@pytest.fixture(scope="module", params=versions_params())
+def seed(request: pytest.FixtureRequest) -> Iterator[Seed]:
+    control_plane = plane_for(request, request.param)
     suffix = uuid.uuid4().hex[:6]
     with contextlib.ExitStack() as stack:
         stack.enter_context(access_applied(control_plane))

@@ -41,6 +41,10 @@ BUILD_SCRIPT = Path(__file__).resolve().parents[1] / "e2e" / "k8s" / "build.sh"
 BUILD_TIMEOUT_S = float(os.environ.get("NPU_DRA_K8S_BUILD_TIMEOUT", "7200"))
 COMPONENTS = ("etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler")
 BINARIES = (*COMPONENTS, "kubectl")
+DEFAULT_VERSION = "v1.34.3"
+# Every version tests/e2e/k8s/build.sh builds (one go.mod each); the main flow runs on all.
+VERSIONS = (DEFAULT_VERSION, "v1.36.3")
+GATE_APIS = {DEFAULT_VERSION: {"DRADeviceTaints": "resource.k8s.io/v1alpha3=true"}}
 SERVICE_CIDR = "10.0.0.0/24"
 SERVICE_ACCOUNT_ISSUER = "https://kubernetes.default.svc.cluster.local"
 FRONT_PROXY_CLIENT = "front-proxy-client"
@@ -115,14 +119,16 @@ def build_binaries(
     script: Path = BUILD_SCRIPT,
     binaries: Sequence[str] = BINARIES,
     what: str = "control-plane",
+    args: Sequence[str] = (),
 ) -> Path | str:
     """Runs build.sh (a moment when the binaries are cached, 20-40 minutes the first time on a
     small machine), passing each line of its progress to `say`; returns the binary directory, or
-    why there is none. `script`, `binaries` and `what` name another such build (the node's)."""
+    why there is none. `script`, `binaries` and `what` name another such build (the node's);
+    `args` go to the script (build.sh takes the Kubernetes version, v1.34.3 by default)."""
     started = time.monotonic()
     try:
         process = subprocess.Popen(
-            ["bash", str(script)],
+            ["bash", str(script), *args],
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,
@@ -442,6 +448,8 @@ class ControlPlane:
         feature_gates: Mapping[str, bool] | None = None,
     ) -> None:
         self.bin_dir = Path(bin_dir)
+        # build.sh caches each version under a directory named after it.
+        self.version = self.bin_dir.name if self.bin_dir.name in VERSIONS else DEFAULT_VERSION
         # Given to the apiserver, controller-manager and scheduler alike (e.g. DRADeviceTaints).
         self.feature_gates = dict(feature_gates or {})
         self.work_dir = Path(work_dir)
@@ -529,6 +537,17 @@ class ControlPlane:
         return log_tail(self.log_path(component), lines)
 
     # components --------------------------------------------------------------------------------
+
+    def _api_flags(self) -> tuple[str, ...]:
+        """The APIs a gate needs served: v1.34's DRADeviceTaints makes the scheduler and the
+        controller-manager watch DeviceTaintRules (resource.k8s.io/v1alpha3, off by default),
+        and they wait for that watch forever where the API server does not serve it."""
+        apis = [
+            api
+            for gate, api in GATE_APIS.get(self.version, {}).items()
+            if self.feature_gates.get(gate)
+        ]
+        return (f"--runtime-config={','.join(apis)}",) if apis else ()
 
     def _gate_flags(self) -> tuple[str, ...]:
         if not self.feature_gates:
@@ -642,6 +661,7 @@ class ControlPlane:
             "--endpoint-reconciler-type=none",
             "--allow-privileged=true",
             *self._gate_flags(),
+            *self._api_flags(),
             "--profiling=false",
             "--v=2",
         )
@@ -848,7 +868,7 @@ class ControlPlane:
                     {"type": "Hostname", "address": name},
                 ],
                 "nodeInfo": {
-                    "kubeletVersion": "v1.34.3",
+                    "kubeletVersion": self.version,
                     "operatingSystem": "linux",
                     "architecture": "amd64",
                 },

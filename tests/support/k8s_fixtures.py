@@ -1,11 +1,13 @@
-"""Session fixtures for a real Kubernetes v1.34.3 control plane, for any test folder (loaded by
-``pytest_plugins`` in tests/conftest.py).
+"""Session fixtures for real Kubernetes control planes, v1.34.3 and v1.36.3, for any test folder
+(loaded by ``pytest_plugins`` in tests/conftest.py).
 
-A test that uses `control_plane` (or `k8s_bin_dir`) is marked ``e2e``, and when any e2e test is
-selected the binaries are built (``tests/e2e/k8s/build.sh``, cached outside the repository)
-once collection is done, before any test's timeout starts, with the build's progress on the
-terminal. A missing Go toolchain or a failed build fails those tests with the reason; it never
-skips them.
+A test that uses `control_plane` (or `k8s_bin_dir`) is marked ``e2e`` and runs on v1.34.3. A test
+marked ``k8s_version("v1.36.3")`` (or using `control_plane_v136` / `k8s_bin_dir_v136`) needs
+v1.36.3 too; `plane_for(request, version)` gives the session's plane of a version. When any such
+test is selected, the binaries of every version asked for are built (``tests/e2e/k8s/build.sh
+VERSION``, cached outside the repository) once collection is done, before any test's timeout
+starts, with the build's progress on the terminal. A missing Go toolchain or a failed build fails
+those tests with the reason; it never skips them.
 """
 
 from __future__ import annotations
@@ -20,15 +22,41 @@ from typing import Any
 
 import pytest
 
-from tests.support.controlplane import ControlPlane, ControlPlaneError, build_binaries, stop_all
+from tests.support.controlplane import (
+    DEFAULT_VERSION,
+    VERSIONS,
+    ControlPlane,
+    ControlPlaneError,
+    build_binaries,
+    stop_all,
+)
 
-_BUILD_RESULT = pytest.StashKey[Path | str]()  # the binary directory, or why there is none
+V136 = "v1.36.3"
+# The binary directory of each version built, or why there is none.
+_BUILD_RESULTS = pytest.StashKey[dict[str, Path | str]]()
+_V136_FIXTURES = ("k8s_bin_dir_v136", "control_plane_v136")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers", "k8s_version(version): runs on that Kubernetes version's control plane"
+    )
+
+
+def versions_needed(item: pytest.Item) -> tuple[str, ...]:
+    """The Kubernetes versions whose binaries `item` needs (none if it needs no control plane)."""
+    names = getattr(item, "fixturenames", ())
+    wanted = {m.args[0] for m in item.iter_markers("k8s_version")}
+    if any(name in names for name in _V136_FIXTURES):
+        wanted.add(V136)
+    if "k8s_bin_dir" in names or item.get_closest_marker("e2e") is not None:
+        wanted.add(DEFAULT_VERSION)
+    return tuple(v for v in VERSIONS if v in wanted)
 
 
 def needs_control_plane(item: pytest.Item) -> bool:
     """Uses the fixtures, or is marked e2e (e.g. a parameter that asks for them at run time)."""
-    uses = "k8s_bin_dir" in getattr(item, "fixturenames", ())
-    return uses or item.get_closest_marker("e2e") is not None
+    return bool(versions_needed(item))
 
 
 @pytest.hookimpl(tryfirst=True)  # before `-m` deselects by marker
@@ -41,32 +69,45 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 def pytest_collection_finish(session: pytest.Session) -> None:
     if session.config.option.collectonly:
         return
-    if any(needs_control_plane(item) for item in session.items):
-        build_before_tests(session.config)
+    wanted = {v for item in session.items for v in versions_needed(item)}
+    for version in VERSIONS:
+        if version in wanted:
+            build_before_tests(session.config, version)
 
 
-def build_before_tests(config: pytest.Config) -> None:
-    """Builds (or finds) the binaries once per session, echoing the build on the terminal."""
-    if _BUILD_RESULT in config.stash:
+def build_before_tests(config: pytest.Config, version: str = DEFAULT_VERSION) -> None:
+    """Builds (or finds) one version's binaries once per session, echoing the build."""
+    results = config.stash.setdefault(_BUILD_RESULTS, {})
+    if version in results:
         return
     reporter = config.pluginmanager.get_plugin("terminalreporter")
 
     def say(line: str) -> None:
         if reporter is not None:
-            reporter.write_line(f"[k8s build] {line}")
+            reporter.write_line(f"[k8s {version} build] {line}")
 
-    config.stash[_BUILD_RESULT] = build_binaries(say)
+    results[version] = build_binaries(say, args=(version,))
+
+
+def bin_dir_of(request: pytest.FixtureRequest, version: str) -> Path:
+    build_before_tests(request.config, version)
+    result = request.config.stash[_BUILD_RESULTS][version]
+    if isinstance(result, str):
+        pytest.fail(result, pytrace=False)
+    return result
 
 
 @pytest.fixture(scope="session")
 def k8s_bin_dir(request: pytest.FixtureRequest) -> Path:
-    """The directory holding etcd, kube-apiserver, kube-controller-manager, kube-scheduler and
-    kubectl v1.34.3 (built by tests/e2e/k8s/build.sh if needed)."""
-    build_before_tests(request.config)
-    result = request.config.stash[_BUILD_RESULT]
-    if isinstance(result, str):
-        pytest.fail(result, pytrace=False)
-    return result
+    """The directory holding etcd, kube-apiserver, kube-controller-manager, kube-scheduler,
+    kubectl and kubelet v1.34.3 (built by tests/e2e/k8s/build.sh if needed)."""
+    return bin_dir_of(request, DEFAULT_VERSION)
+
+
+@pytest.fixture(scope="session")
+def k8s_bin_dir_v136(request: pytest.FixtureRequest) -> Path:
+    """The same binaries at v1.36.3 (tests/e2e/k8s/build.sh v1.36.3)."""
+    return bin_dir_of(request, V136)
 
 
 @contextlib.contextmanager
@@ -94,13 +135,8 @@ def _stop_control_planes_on_signals() -> Iterator[None]:
             restore(signum)
 
 
-@pytest.fixture(scope="session")
-def control_plane(
-    k8s_bin_dir: Path, tmp_path_factory: pytest.TempPathFactory
-) -> Iterator[ControlPlane]:
-    """One control plane for the whole session (etcd, kube-apiserver, kube-controller-manager,
-    kube-scheduler on 127.0.0.1; no kubelet). Tests share it: give objects unique names."""
-    plane = ControlPlane(k8s_bin_dir, tmp_path_factory.mktemp("control-plane"))
+def _session_plane(bin_dir: Path, work_dir: Path) -> Iterator[ControlPlane]:
+    plane = ControlPlane(bin_dir, work_dir)
     with _stop_control_planes_on_signals():
         try:
             plane.start()
@@ -110,3 +146,34 @@ def control_plane(
             yield plane
         finally:
             plane.stop()
+
+
+@pytest.fixture(scope="session")
+def control_plane(
+    k8s_bin_dir: Path, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[ControlPlane]:
+    """One v1.34.3 control plane for the whole session (etcd, kube-apiserver,
+    kube-controller-manager, kube-scheduler on 127.0.0.1; no kubelet; default feature gates).
+    Tests share it: give objects unique names."""
+    yield from _session_plane(k8s_bin_dir, tmp_path_factory.mktemp("control-plane"))
+
+
+@pytest.fixture(scope="session")
+def control_plane_v136(
+    k8s_bin_dir_v136: Path, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[ControlPlane]:
+    """The same at v1.36.3 (DRADeviceTaints and ResourceHealthStatus on by default there)."""
+    yield from _session_plane(k8s_bin_dir_v136, tmp_path_factory.mktemp("control-plane-v136"))
+
+
+def plane_for(request: pytest.FixtureRequest, version: str) -> ControlPlane:
+    """The session's control plane of `version` (for a fixture parametrized over VERSIONS)."""
+    name = "control_plane" if version == DEFAULT_VERSION else "control_plane_v136"
+    plane = request.getfixturevalue(name)
+    assert isinstance(plane, ControlPlane)
+    return plane
+
+
+def versions_params() -> list[Any]:
+    """`params=` for a fixture that runs its tests on every version: each marked with it."""
+    return [pytest.param(v, id=v, marks=pytest.mark.k8s_version(v)) for v in VERSIONS]

@@ -394,6 +394,8 @@ state = "{self.containerd_dir / "state"}"
             "serverTLSBootstrap": False,
             "protectKernelDefaults": False,
             "registerNode": True,
+            # 1.35+ refuses a cgroup v1 host unless told (the field exists since 1.31).
+            "failCgroupV1": False,
         }
         (directory / "config.yaml").write_text(json.dumps(config, indent=1))
 

@@ -8,6 +8,7 @@ Objects are kept per kind, and slices also per node, so a simulation of thousand
 publishes and lists in time proportional to what it touches, not to the whole store.
 """
 
+import datetime as dt
 import hashlib
 import threading
 import uuid
@@ -19,9 +20,11 @@ from npu_dra.adapters.kube_shapes.claims import (
     claim_from_api,
     device_class_from_api,
 )
+from npu_dra.adapters.kube_shapes.events import event_to_api
 from npu_dra.adapters.kube_shapes.slices import node_owner, slice_from_api, slice_to_api
 from npu_dra.domain.claims import Allocation, ClaimRef, DeviceClass, ResourceClaim
 from npu_dra.domain.errors import NotFound
+from npu_dra.domain.events import ClusterEvent
 from npu_dra.domain.ids import DeviceClassName, DriverName, NodeName
 from npu_dra.domain.pool import ResourceSlice
 from npu_dra.domain.pool_sync import plan_sync
@@ -29,6 +32,7 @@ from npu_dra.domain.pool_sync import plan_sync
 Key = tuple[str, str, str]  # kind, namespace ("" if cluster-scoped), name
 _UID_SPACE = uuid.UUID("6d1c3f6e-5b0c-4b7e-9d43-2f1d8c0e7a11")
 _ALPHABET = "bcdfghjklmnpqrstvwxz2456789"
+_EPOCH = dt.datetime(2026, 1, 1, tzinfo=dt.UTC)  # events' time: deterministic, as names are
 
 
 def _copy(value: Any) -> Any:
@@ -48,11 +52,20 @@ def _copy_object(body: Mapping[str, Any]) -> dict[str, Any]:
 
 
 class MemoryCluster:
-    def __init__(self, *, partitionable: bool = True, counters_apart: bool = False) -> None:
+    def __init__(
+        self,
+        *,
+        partitionable: bool = True,
+        counters_apart: bool = False,
+        device_taints: bool = True,
+    ) -> None:
         # partitionable False: a server without DRAPartitionableDevices, which drops the counter
         # fields; counters_apart: one that wants counter sets in slices of their own (1.35+).
         self._partitionable = partitionable
         self._counters_apart = counters_apart
+        # Whether it keeps devices[].taints, as a server with DRADeviceTaints on does; off, it
+        # drops them on write without an error, as such a server does.
+        self._device_taints = device_taints
         self._objects: dict[Key, dict[str, Any]] = {}
         self._by_kind: dict[str, dict[Key, dict[str, Any]]] = {}
         self._slices_by_node: dict[str, set[Key]] = {}
@@ -185,6 +198,14 @@ class MemoryCluster:
             raise NotFound(f"ResourceClaim {ref} not found (deleted or replaced)")
         return claim_from_api(obj)
 
+    def record_event(self, *, event: ClusterEvent) -> None:
+        with self._lock:
+            suffix = f"{len(self._by_kind.get('Event', {})):x}"  # deterministic, as names are
+            self.create(event_to_api(event, instance="memory", now=_EPOCH, suffix=suffix))
+
+    def serves_device_taints(self, *, node: NodeName, driver: DriverName) -> bool:
+        return self._device_taints
+
     def get_device_class(self, *, name: DeviceClassName) -> DeviceClass:
         obj = self.get("DeviceClass", name)
         if obj is None:
@@ -210,6 +231,9 @@ class MemoryCluster:
         self._by_kind.setdefault(key[0], {})[key] = body
         self._names.add((key[0], key[2]))
         if key[0] == "ResourceSlice":
+            if not self._device_taints:
+                for device in (body.get("spec") or {}).get("devices") or []:
+                    device.pop("taints", None)
             node = str((body.get("spec") or {}).get("nodeName") or "")
             self._slices_by_node.get(self._slice_node.get(key, ""), set()).discard(key)
             self._slices_by_node.setdefault(node, set()).add(key)

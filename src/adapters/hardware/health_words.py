@@ -6,7 +6,7 @@ HEALTH_WORDS: dict[str, Health] = {
     "OK": Health.HEALTHY,
     "Warning": Health.DEGRADED,
     "Alarm": Health.UNHEALTHY,
-    "Critical": Health.UNHEALTHY,
+    "Critical": Health.CRITICAL,
     "UNKNOWN": Health.UNKNOWN,
 }
 

@@ -11,6 +11,7 @@ from npu_dra.adapters.kube_shapes.counters import (
 )
 from npu_dra.adapters.kube_shapes.reader import Fields, describe
 from npu_dra.domain.attributes import AttributeValue, Version
+from npu_dra.domain.device_taints import DeviceTaint, TaintEffect
 from npu_dra.domain.errors import DomainError
 from npu_dra.domain.ids import DeviceName, DriverName, NodeName, PoolName
 from npu_dra.domain.pool import PoolRef, PublishedDevice, ResourceSlice
@@ -51,7 +52,29 @@ def device_to_api(device: PublishedDevice) -> dict[str, Any]:
         body["capacity"] = {k: {"value": q.text} for k, q in device.capacity.items()}
     if device.consumes_counters:
         body["consumesCounters"] = consumption_to_api(device.consumes_counters)
+    if device.taints:
+        body["taints"] = taints_to_api(device.taints)
     return body
+
+
+def taints_to_api(taints: tuple[DeviceTaint, ...]) -> list[dict[str, Any]]:
+    """`devices[].taints` (resource.k8s.io/v1 DeviceTaint); timeAdded is the server's to set."""
+    return [{"key": t.key, "value": t.value, "effect": t.effect.value} for t in taints]
+
+
+def taints_from_api(fields: Fields) -> tuple[DeviceTaint, ...]:
+    """A stored device's taints; the server's timeAdded is not ours and not compared. An
+    effect this driver never sets (1.36's "None", or a newer one) is an error, not dropped."""
+    effects = {e.value: e for e in TaintEffect}
+    taints = []
+    for taint in fields.items("taints"):
+        effect = taint.need("effect", str)
+        if effect not in effects:
+            raise taint.fail("effect", f"{effect!r} is not one of {', '.join(effects)}")
+        taints.append(
+            DeviceTaint(taint.need("key", str), taint.get("value", str, ""), effects[effect])
+        )
+    return tuple(taints)
 
 
 def device_from_api(fields: Fields) -> PublishedDevice:
@@ -70,6 +93,7 @@ def device_from_api(fields: Fields) -> PublishedDevice:
         attributes,
         capacity,
         consumes_counters=consumption_from_api(fields),
+        taints=taints_from_api(fields),
     )
 
 

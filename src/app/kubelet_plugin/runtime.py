@@ -50,6 +50,8 @@ class KubeletPlugin:
             # endpoint as soon as it sees the registration socket.
             self._node.registration_server()
             liveness = self._node.liveness_server()
+            self._node.event_worker()
+            self._node.metrics_server()
             self._node.pool_maintenance()
         except (OSError, RuntimeError, DomainError) as error:  # grpc: a failed bind
             raise StartupError(f"cannot serve: {error}") from error

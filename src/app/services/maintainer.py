@@ -13,12 +13,16 @@ while it works are merged into one more sync.
 
 import logging
 import threading
+import time
 from collections.abc import Iterator
 
+from npu_dra.app.services.event_sink import EventSink
 from npu_dra.app.services.inventory import InventoryCache
 from npu_dra.app.services.publisher import PoolPublisher
 from npu_dra.domain.errors import DomainError
+from npu_dra.domain.events import health_events
 from npu_dra.domain.ids import DriverName, NodeName
+from npu_dra.domain.metrics import PluginMetrics
 from npu_dra.domain.ports import SliceWatcher
 
 log = logging.getLogger(__name__)
@@ -35,11 +39,17 @@ class PoolMaintainer:
         publisher: PoolPublisher,
         interval_s: float,
         retry_s: float = RETRY_S,
+        metrics: PluginMetrics | None = None,
+        backend: str = "",
+        events: EventSink | None = None,
     ) -> None:
         self._inventory = inventory
         self._publisher = publisher
         self._interval = interval_s
         self._retry = retry_s
+        self._metrics = metrics
+        self._backend = backend  # the probe's, as metrics label it
+        self._events = events  # a Node Event per device whose health changed
         self._wake = threading.Event()
         self._stop = threading.Event()
         self._published = threading.Event()
@@ -79,20 +89,37 @@ class PoolMaintainer:
             self._publisher.publish(refresh=False)
         except DomainError as error:  # keep serving; try again soon
             log.error("publishing the pool failed, retrying in %.1fs: %s", self._retry, error)
+            self._count_publish(ok=False)
             return False
         except Exception:  # a bug must not end the worker: the pool would never come back
             log.exception("publishing the pool failed, retrying in %.1fs", self._retry)
+            self._count_publish(ok=False)
             return False
         self._published.set()
+        self._count_publish(ok=True)
         return True
 
+    def _count_publish(self, *, ok: bool) -> None:
+        if self._metrics is not None:
+            self._metrics.publish_done(ok=ok)
+
     def _inventory_changed(self) -> bool:
+        started, ok = time.monotonic(), False
         try:
             before = self._inventory.current()
-            return self._inventory.refresh() != before
+            after = self._inventory.refresh()
+            ok = True
+            if self._events is not None:
+                for event in health_events(before, after):
+                    self._events.emit(event)
+            return after != before
         except DomainError as error:  # keep serving with the last good inventory
             log.error("keeping the pool as it is: %s", error)
             return False
+        finally:
+            if self._metrics is not None:
+                seconds = time.monotonic() - started
+                self._metrics.probe_done(backend=self._backend, seconds=seconds, ok=ok)
 
 
 def maintained_pool(

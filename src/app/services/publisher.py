@@ -2,6 +2,7 @@
 
 import logging
 
+from npu_dra.app.services.device_taints import TaintMode
 from npu_dra.app.services.inventory import InventoryCache
 from npu_dra.domain.ids import DriverName
 from npu_dra.domain.pool import ResourceSlice, desired_slices
@@ -12,15 +13,22 @@ log = logging.getLogger(__name__)
 
 class PoolPublisher:
     def __init__(
-        self, *, inventory: InventoryCache, cluster: ClusterApi, driver: DriverName
+        self,
+        *,
+        inventory: InventoryCache,
+        cluster: ClusterApi,
+        driver: DriverName,
+        taints: TaintMode | None = None,
     ) -> None:
         self._inventory = inventory
         self._cluster = cluster
         self._driver = driver
+        self._taints = taints  # None: unusable devices are left out (no taints)
 
     def publish(self, *, refresh: bool = True) -> tuple[ResourceSlice, ...]:
         current = self._inventory.refresh() if refresh else self._inventory.current()
-        desired = desired_slices(current, driver=self._driver, generation=0)
+        taints = self._taints.policy(current.node) if self._taints is not None else None
+        desired = desired_slices(current, driver=self._driver, generation=0, taints=taints)
         stored = self._cluster.publish_pool(node=current.node, driver=self._driver, slices=desired)
         devices = sum(len(s.devices) for s in stored)
         log.info("published pool %s: %d slice(s), %d device(s)", current.node, len(stored), devices)

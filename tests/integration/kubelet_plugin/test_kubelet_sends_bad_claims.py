@@ -79,7 +79,7 @@ def test_a_claim_missing_from_the_api_is_refused(node: Node) -> None:
     [
         (["npu-42"], "node-1", "no such device"),
         (["npu-1"], "node-2", "allocated from pool 'node-2'"),
-        (["npu-7"], "node-1", "Unhealthy"),
+        (["npu-7"], "node-1", "Critical"),
         (["npu-1", "npu-42"], "node-1", "no such device"),
     ],
     ids=["unknown device", "another node's pool", "unhealthy device", "one bad of two"],

@@ -144,7 +144,7 @@ def test_health_flipped_between_probes_is_seen_by_the_next_probe(tmp_path: Path)
     host.npu_smi.set_health(2, "Critical")
     assert (
         column(host.probe(), "health")
-        == [Health.HEALTHY] * 2 + [Health.UNHEALTHY] + [Health.HEALTHY] * 5
+        == [Health.HEALTHY] * 2 + [Health.CRITICAL] + [Health.HEALTHY] * 5
     )
 
 

@@ -1,0 +1,127 @@
+"""PluginMetrics as Prometheus series, served on --metrics-port by prometheus-client.
+
+Names follow Prometheus' conventions (`npu_dra_` prefix, base units, `_total` counters,
+`_seconds` histograms). The call histograms' buckets resolve 1-100 ms, where a prepare lives.
+State that already exists elsewhere (the devices' health, the kubelet's registration verdict,
+the checkpoint's claims) is read at scrape time by collectors instead of being copied into
+gauges, so a scrape always shows what the plugin holds now. Each instance has its own registry,
+so two plugins in one process (tests) never share series.
+"""
+
+from collections.abc import Callable, Iterator, Sequence
+from wsgiref.simple_server import WSGIServer
+
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, start_http_server
+from prometheus_client.core import GaugeMetricFamily
+from prometheus_client.registry import Collector
+
+from npu_dra.domain.device import Health, NodeInventory
+
+CALL_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30)
+PROBE_BUCKETS = (0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30)
+
+
+class PrometheusMetrics:
+    def __init__(self) -> None:
+        self.registry = CollectorRegistry()
+        r = self.registry
+        self._duration = Histogram(
+            "npu_dra_kubelet_call_duration_seconds",
+            "Duration of the kubelet's DRA calls, by method.",
+            ["method"],
+            buckets=CALL_BUCKETS,
+            registry=r,
+        )
+        self._in_flight = Gauge(
+            "npu_dra_kubelet_calls_in_flight",
+            "Kubelet DRA calls being served now, by method.",
+            ["method"],
+            registry=r,
+        )
+        self._claim_errors = Counter(
+            "npu_dra_kubelet_call_claim_errors_total",
+            "Claims a kubelet DRA call could not serve, by method and reason.",
+            ["method", "reason"],
+            registry=r,
+        )
+        self._publishes = Counter(
+            "npu_dra_resourceslice_publishes_total",
+            "Publishes of the node's ResourceSlices that succeeded.",
+            registry=r,
+        )
+        self._publish_failures = Counter(
+            "npu_dra_resourceslice_publish_failures_total",
+            "Publishes of the node's ResourceSlices that failed (retried).",
+            registry=r,
+        )
+        self._probe = Histogram(
+            "npu_dra_hardware_probe_duration_seconds",
+            "Duration of a hardware probe (npu-smi commands, NVML), by backend.",
+            ["backend"],
+            buckets=PROBE_BUCKETS,
+            registry=r,
+        )
+        self._probe_failures = Counter(
+            "npu_dra_hardware_probe_failures_total",
+            "Hardware probes that failed (the last good inventory stays), by backend.",
+            ["backend"],
+            registry=r,
+        )
+
+    # --- the PluginMetrics port ----------------------------------------------------------------
+    def call_started(self, *, method: str) -> None:
+        self._in_flight.labels(method).inc()
+
+    def call_done(self, *, method: str, seconds: float, error_reasons: Sequence[str]) -> None:
+        self._in_flight.labels(method).dec()
+        self._duration.labels(method).observe(seconds)
+        for reason in error_reasons:
+            self._claim_errors.labels(method, reason).inc()
+
+    def publish_done(self, *, ok: bool) -> None:
+        (self._publishes if ok else self._publish_failures).inc()
+
+    def probe_done(self, *, backend: str, seconds: float, ok: bool) -> None:
+        self._probe.labels(backend).observe(seconds)
+        if not ok:
+            self._probe_failures.labels(backend).inc()
+
+    # --- state read at scrape time -------------------------------------------------------------
+    def watch(self, collector: Collector) -> None:
+        self.registry.register(collector)
+
+    def serve(self, port: int, host: str) -> WSGIServer:
+        """/metrics on host:port (0: any free port, see `server.server_port`) until shutdown."""
+        server, _ = start_http_server(port, addr=host, registry=self.registry)
+        return server
+
+
+class DeviceHealthCollector(Collector):
+    """`npu_dra_device_health{device,chip,state}`: 1 for each device's current health state."""
+
+    def __init__(self, inventory: Callable[[], NodeInventory]) -> None:
+        self._inventory = inventory
+
+    def collect(self) -> Iterator[GaugeMetricFamily]:
+        family = GaugeMetricFamily(
+            "npu_dra_device_health",
+            "Health of each device as last probed (1 for its state, 0 for the others).",
+            labels=["device", "chip", "state"],
+        )
+        for device in self._inventory().devices:
+            for state in Health:
+                value = 1.0 if device.health is state else 0.0
+                family.add_metric([device.name, device.chip_name, state.value], value)
+        yield family
+
+
+class ValueCollector(Collector):
+    """One gauge whose value is read from `read` at scrape time."""
+
+    def __init__(self, name: str, documentation: str, read: Callable[[], float]) -> None:
+        self._name = name
+        self._documentation = documentation
+        self._read = read
+
+    def collect(self) -> Iterator[GaugeMetricFamily]:
+        yield GaugeMetricFamily(self._name, self._documentation, value=self._read())

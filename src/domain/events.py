@@ -1,0 +1,80 @@
+"""What the plugin tells people through Kubernetes Events, computed from what happened.
+
+Two kinds: on the Node, every device whose health changed between two probes (Warning when it
+became unusable, Normal when it recovered); on a ResourceClaim, a prepare that failed for a
+reason its owner can act on: the allocation points at a device that is unhealthy, gone or held
+by another claim, and deleting and recreating the claim (or its pod) gets a fresh allocation.
+Failures that are the operator's (API server down, a bug) stay in logs and metrics.
+"""
+
+import enum
+
+import attrs
+
+from npu_dra.domain.claims import ClaimRef
+from npu_dra.domain.device import Device, NodeInventory
+from npu_dra.domain.metrics import error_reason
+
+USER_FIXABLE = frozenset(
+    {"device_unhealthy", "device_not_on_node", "device_in_use", "not_allocated"}
+)
+MAX_NOTE = 1024  # events.k8s.io/v1 note limit
+
+
+class EventType(enum.Enum):
+    NORMAL = "Normal"
+    WARNING = "Warning"
+
+
+@attrs.frozen
+class Regarding:
+    kind: str  # "Node" | "ResourceClaim"
+    name: str
+    namespace: str = ""
+    uid: str = ""
+    api_version: str = "v1"
+
+
+@attrs.frozen
+class ClusterEvent:
+    regarding: Regarding
+    reason: str  # CamelCase, as Kubernetes' own
+    note: str
+    type: EventType = EventType.NORMAL
+
+    @property
+    def key(self) -> tuple[str, str, str, str]:
+        """What rate limiting counts as "the same event again"."""
+        return (self.regarding.kind, self.regarding.namespace, self.regarding.name, self.reason)
+
+
+def health_events(before: NodeInventory, after: NodeInventory) -> tuple[ClusterEvent, ...]:
+    node = Regarding("Node", after.node)
+    was = {d.name: d for d in before.devices}
+    events = []
+    for device in after.devices:
+        old = was.get(device.name)
+        if old is None or old.health is device.health:
+            continue
+        usable = device.health.usable
+        events.append(
+            ClusterEvent(
+                node,
+                "DeviceHealthy" if usable else "DeviceUnhealthy",
+                f"{_describe(device)}: {old.health.value} -> {device.health.value}",
+                EventType.NORMAL if usable else EventType.WARNING,
+            )
+        )
+    return tuple(events)
+
+
+def prepare_failure_event(ref: ClaimRef, error: str) -> ClusterEvent | None:
+    if error_reason(error) not in USER_FIXABLE:
+        return None
+    claim = Regarding("ResourceClaim", ref.name, ref.namespace, ref.uid, "resource.k8s.io/v1")
+    note = f"{error}; delete and recreate the claim (or its pod) to get another device"
+    return ClusterEvent(claim, "PrepareFailed", note[:MAX_NOTE], EventType.WARNING)
+
+
+def _describe(device: Device) -> str:
+    return f"{device.name} ({device.chip_name}, card {device.card_id} chip {device.chip_id})"

@@ -1,0 +1,51 @@
+"""What the node plugin counts, as a port, and the few words a claim's error is counted under.
+
+Services call `metrics.call_done(...)`-style methods and know nothing of Prometheus; the adapter
+(adapters/metrics/prometheus.py) turns them into series, and tests use the in-memory recorder.
+Error messages name claims and devices, so they are never labels: `error_reason` reduces one to
+a word from a small fixed set an operator can alert on.
+"""
+
+from collections.abc import Sequence
+from typing import Protocol
+
+# (reason, words the message holds), first match wins; "other" if none does.
+_REASONS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("not_allocated", ("is not allocated",)),
+    ("claim_not_found", ("not found", "replaced, now uid", "is prepared for")),
+    ("device_unhealthy", ("device is ",)),
+    ("device_not_on_node", ("no such device", "no longer on this node")),
+    ("device_in_use", ("already prepared for claim",)),
+    ("api_unavailable", ("did not answer", "cannot read it", "unavailable", "timed out")),
+    ("bad_config", ("config",)),
+)
+REASONS = (*(reason for reason, _ in _REASONS), "internal", "other")
+
+
+def error_reason(message: str) -> str:
+    lowered = message.lower()
+    for reason, words in _REASONS:
+        if any(word in lowered for word in words):
+            return reason
+    return "other"
+
+
+class PluginMetrics(Protocol):
+    """Counted by the node plugin's services; every method is cheap and never raises."""
+
+    def call_started(self, *, method: str) -> None:
+        """A kubelet call (NodePrepareResources, ...) began; paired with call_done."""
+        ...
+
+    def call_done(self, *, method: str, seconds: float, error_reasons: Sequence[str]) -> None:
+        """It ended after `seconds`; one reason per claim that failed (`internal`: the call
+        itself raised)."""
+        ...
+
+    def publish_done(self, *, ok: bool) -> None:
+        """One ResourceSlice publish of the pool, succeeded or failed."""
+        ...
+
+    def probe_done(self, *, backend: str, seconds: float, ok: bool) -> None:
+        """One hardware probe (`npu_smi`, `nvml`, `fake`) ended."""
+        ...
