@@ -13,7 +13,7 @@ runs: `discover` never imports gRPC or the Kubernetes client, the plugins never 
 runtime, and `npu-dra --help` imports none of them.
 """
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -51,6 +51,7 @@ if TYPE_CHECKING:
     from npu_dra.adapters.metrics.prometheus import PrometheusMetrics
     from npu_dra.app.device_plugin.registration_supervisor import DevicePluginRuntime
     from npu_dra.domain.device_taints import TaintPolicy
+    from npu_dra.domain.metrics import PluginMetrics
     from npu_dra.domain.partitions.ports import VnpuTable
     from npu_dra.domain.scheduling.ports import SelectorEvaluator
 
@@ -142,9 +143,12 @@ def selector_evaluator() -> "SelectorEvaluator":
 # -- hardware -----------------------------------------------------------------------------------
 
 
-def hardware_probe(settings: Settings) -> HardwareProbe:
+def hardware_probe(
+    settings: Settings, metrics: "Callable[[], PluginMetrics] | None" = None
+) -> HardwareProbe:
     """The backend `--hardware` chose (app/options.py has checked it finds the profile's
-    devices); a fake node description of another profile's devices is refused by its probe."""
+    devices); a fake node description of another profile's devices is refused by its probe.
+    Where /metrics is served (`--metrics-port`), each npu-smi command is timed into `metrics`."""
     from npu_dra.adapters.hardware.choose import fake_probe, nvml_probe
     from npu_dra.adapters.hardware.nvml.host import NvidiaHostPaths
 
@@ -169,6 +173,13 @@ def hardware_probe(settings: Settings) -> HardwareProbe:
     from npu_dra.adapters.hardware.npu_smi.probe import NpuSmiProbe
 
     host = ascend_host(settings)
+    on_command = None
+    if metrics is not None and settings.metrics_port >= 0:
+        counted = metrics()
+
+        def on_command(command: str, seconds: float, ok: bool) -> None:
+            counted.hardware_command_done(command=command, seconds=seconds, ok=ok)
+
     return NpuSmiProbe(
         node=node,
         npu_smi=host.npu_smi,
@@ -178,6 +189,7 @@ def hardware_probe(settings: Settings) -> HardwareProbe:
         ascend_root=host.ascend_root,
         dcmi_dir=host.dcmi_dir,
         install_info=host.install_info,
+        on_command=on_command,
     )
 
 
@@ -315,16 +327,36 @@ def running_liveness(
 
 
 def running_device_plugin(
-    *, settings: Settings, probe: HardwareProbe, static_cdi: StaticCdiSpecs
+    *,
+    settings: Settings,
+    probe: HardwareProbe,
+    static_cdi: StaticCdiSpecs,
+    metrics: "PrometheusMetrics",
 ) -> Iterator["DevicePluginRuntime"]:
+    """Every resource served and registered, counting Allocates and device lists."""
     from npu_dra.app.device_plugin.assembly import assemble
 
-    runtime = assemble(settings, probe, static_cdi)
+    runtime = assemble(settings, probe, static_cdi, metrics)
     runtime.start()
     try:
         yield runtime
     finally:
         runtime.stop()
+
+
+def running_device_plugin_metrics(
+    *, settings: Settings, metrics: "PrometheusMetrics", serving: "DevicePluginRuntime"
+) -> Iterator[object]:
+    """The device plugin's /metrics on --metrics-port (off with -1), once it serves."""
+    if settings.metrics_port < 0:
+        yield None
+        return
+    server = metrics.serve(settings.metrics_port, settings.healthcheck_host)
+    try:
+        yield server
+    finally:
+        server.shutdown()
+        server.server_close()
 
 
 # -- the containers -----------------------------------------------------------------------------
@@ -339,7 +371,9 @@ class NodeContainer(containers.DeclarativeContainer):
     profile = providers.Callable(profile_named, settings.provided.device_profile)
     driver = providers.Callable(DriverName, settings.provided.driver_name)
     node_name = providers.Callable(NodeName, settings.provided.node_name)
-    hardware = providers.Singleton(hardware_probe, settings)
+    # The plugins' Prometheus series; the probe asks for them only where /metrics is served.
+    metrics = providers.Singleton(prometheus_metrics)
+    hardware = providers.Singleton(hardware_probe, settings, metrics.provider)
     vnpu_table = providers.Singleton(vnpu_table, settings, hardware)
     inventory = providers.Singleton(
         InventoryCache,
@@ -382,8 +416,7 @@ class NodeContainer(containers.DeclarativeContainer):
         fetch_deadline_s=settings.provided.claim_fetch_timeout,
         vnpus=providers.Singleton(vnpu_service_for, vnpu_table, checkpoint_store),
     )
-    # Built only on the kubelet plugin's path (the simulation never asks for them).
-    metrics = providers.Singleton(prometheus_metrics)
+    # Built only on the plugins' paths (the simulation never asks for them).
     event_sink = providers.Singleton(EventSink, event_recorder)
     event_worker = providers.Resource(running_sink, event_sink)
     reporting_preparer = providers.Singleton(ClaimFailureEvents, preparer, event_sink)
@@ -423,7 +456,14 @@ class NodeContainer(containers.DeclarativeContainer):
 
     # The classic device plugin, every resource served and registered.
     device_plugin = providers.Resource(
-        running_device_plugin, settings=settings, probe=hardware, static_cdi=static_cdi
+        running_device_plugin,
+        settings=settings,
+        probe=hardware,
+        static_cdi=static_cdi,
+        metrics=metrics,
+    )
+    device_plugin_metrics = providers.Resource(
+        running_device_plugin_metrics, settings=settings, metrics=metrics, serving=device_plugin
     )
 
 

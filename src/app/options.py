@@ -489,7 +489,7 @@ COMMANDS: Mapping[str, tuple[str, ...]] = {
     "device-plugin": (
         *_HARDWARE,
         *("device_plugin_path", "resource_name", "health_interval", "cdi_enabled", "cdi_root"),
-        "driver_mounts",
+        *("driver_mounts", "metrics_port"),
         *_LOGGING,
     ),
     "discover": (*_HARDWARE, "output", *_LOGGING),

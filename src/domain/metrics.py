@@ -49,3 +49,15 @@ class PluginMetrics(Protocol):
     def probe_done(self, *, backend: str, seconds: float, ok: bool) -> None:
         """One hardware probe (`npu_smi`, `nvml`, `fake`) ended."""
         ...
+
+    def allocate_done(self, *, resource: str, seconds: float, error_reason: str | None) -> None:
+        """The device plugin answered one Allocate for `resource` (`error_reason` if refused)."""
+        ...
+
+    def devices_listed(self, *, resource: str) -> None:
+        """The device plugin sent `resource`'s device list on a ListAndWatch stream."""
+        ...
+
+    def hardware_command_done(self, *, command: str, seconds: float, ok: bool) -> None:
+        """One hardware command (`npu-smi info -t topo`, ids left out) ended."""
+        ...

@@ -18,6 +18,9 @@ class MemoryMetrics:
         self.calls: list[Call] = []
         self.publishes: list[bool] = []
         self.probes: list[tuple[str, bool]] = []
+        self.allocates: list[tuple[str, str | None]] = []
+        self.listed: list[str] = []
+        self.commands: list[tuple[str, bool]] = []
 
     def call_started(self, *, method: str) -> None:
         self.started.append(method)
@@ -30,6 +33,15 @@ class MemoryMetrics:
 
     def probe_done(self, *, backend: str, seconds: float, ok: bool) -> None:
         self.probes.append((backend, ok))
+
+    def allocate_done(self, *, resource: str, seconds: float, error_reason: str | None) -> None:
+        self.allocates.append((resource, error_reason))
+
+    def devices_listed(self, *, resource: str) -> None:
+        self.listed.append(resource)
+
+    def hardware_command_done(self, *, command: str, seconds: float, ok: bool) -> None:
+        self.commands.append((command, ok))
 
     @property
     def in_flight(self) -> int:

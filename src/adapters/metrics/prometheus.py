@@ -68,6 +68,40 @@ class PrometheusMetrics:
             registry=r,
         )
 
+        self._allocate = Histogram(
+            "npu_dra_device_plugin_allocate_duration_seconds",
+            "Duration of the kubelet's device plugin Allocate calls, by resource.",
+            ["resource"],
+            buckets=CALL_BUCKETS,
+            registry=r,
+        )
+        self._allocate_errors = Counter(
+            "npu_dra_device_plugin_allocate_errors_total",
+            "Allocate calls the device plugin refused, by resource and reason.",
+            ["resource", "reason"],
+            registry=r,
+        )
+        self._listed = Counter(
+            "npu_dra_device_plugin_list_and_watch_updates_total",
+            "Device lists sent on ListAndWatch streams (the first and every change), by resource.",
+            ["resource"],
+            registry=r,
+        )
+
+        self._command = Histogram(
+            "npu_dra_hardware_command_duration_seconds",
+            "Duration of one hardware command (npu-smi info, info -m, ...), by command.",
+            ["command"],
+            buckets=PROBE_BUCKETS,
+            registry=r,
+        )
+        self._command_failures = Counter(
+            "npu_dra_hardware_command_failures_total",
+            "Hardware commands that failed (timed out, could not run, exited non-zero).",
+            ["command"],
+            registry=r,
+        )
+
     # --- the PluginMetrics port ----------------------------------------------------------------
     def call_started(self, *, method: str) -> None:
         self._in_flight.labels(method).inc()
@@ -85,6 +119,19 @@ class PrometheusMetrics:
         self._probe.labels(backend).observe(seconds)
         if not ok:
             self._probe_failures.labels(backend).inc()
+
+    def allocate_done(self, *, resource: str, seconds: float, error_reason: str | None) -> None:
+        self._allocate.labels(resource).observe(seconds)
+        if error_reason is not None:
+            self._allocate_errors.labels(resource, error_reason).inc()
+
+    def devices_listed(self, *, resource: str) -> None:
+        self._listed.labels(resource).inc()
+
+    def hardware_command_done(self, *, command: str, seconds: float, ok: bool) -> None:
+        self._command.labels(command).observe(seconds)
+        if not ok:
+            self._command_failures.labels(command).inc()
 
     # --- state read at scrape time -------------------------------------------------------------
     def watch(self, collector: Collector) -> None:

@@ -36,7 +36,7 @@ def run(args: argparse.Namespace) -> int:
     stop = stop_on_signals()
     container = container_for(settings)
     try:
-        container.node.device_plugin()
+        container.node.device_plugin_metrics()  # serving the resources first
     except (DomainError, ValueError, OSError) as error:
         log.error("cannot start the device plugin: %s", error)
         container.shutdown_resources()

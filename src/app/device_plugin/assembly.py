@@ -18,6 +18,7 @@ from npu_dra.domain.cdi import cdi_kind, runtime_edits
 from npu_dra.domain.classic_resources import by_family, resource_names, socket_name
 from npu_dra.domain.device_plugin_allocation import AllocateSettings
 from npu_dra.domain.ids import DriverName
+from npu_dra.domain.metrics import PluginMetrics
 from npu_dra.domain.ports import HardwareProbe, StaticCdiSpecs
 from npu_dra.domain.profile import profile_named
 from npu_dra.domain.static_cdi import static_spec
@@ -26,7 +27,10 @@ log = logging.getLogger(__name__)
 
 
 def assemble(
-    settings: Settings, probe: HardwareProbe, static_cdi: StaticCdiSpecs
+    settings: Settings,
+    probe: HardwareProbe,
+    static_cdi: StaticCdiSpecs,
+    metrics: PluginMetrics | None = None,
 ) -> DevicePluginRuntime:
     """Probe once, write the static CDI spec if enabled, and build one plugin per family."""
     profile = profile_named(settings.device_profile)
@@ -54,7 +58,7 @@ def assemble(
     boards = {family: DeviceBoard(devices) for family, devices in families.items()}
     plugins = []
     for family, board in boards.items():
-        service = DevicePluginService(board, settings=allocate, name=names[family])
+        service = DevicePluginService(board, settings=allocate, name=names[family], metrics=metrics)
         server = SocketServer(settings.device_plugin_path / socket_name(family), service)
         plugins.append(ResourcePlugin(names[family], service, server))
     return DevicePluginRuntime(

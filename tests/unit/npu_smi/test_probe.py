@@ -250,7 +250,7 @@ def test_a_health_change_is_seen_by_the_next_cheap_re_probe(tmp_path: Path) -> N
     probe = kept_probe(host)
     probe.probe()
     host.npu_smi.set_health(2, "Critical")
-    assert column(probe.probe(), "health")[2] is Health.UNHEALTHY
+    assert column(probe.probe(), "health")[2] is Health.CRITICAL
     assert host.npu_smi.calls().count("info -t topo") == 2  # the change: a full discovery
 
 

@@ -11,6 +11,7 @@ short message (the kubelet's client rejects an error of megabytes).
 """
 
 import logging
+import re
 import threading
 import time
 from collections.abc import Iterator
@@ -32,6 +33,7 @@ from npu_dra.domain.device_plugin_allocation import (
     container_allocation,
 )
 from npu_dra.domain.ids import DeviceName
+from npu_dra.domain.metrics import PluginMetrics
 from npu_dra.domain.preferred_devices import preferred_devices
 
 log = logging.getLogger(__name__)
@@ -41,10 +43,18 @@ MAX_STREAMS = 2  # the kubelet keeps one; a re-registration may overlap the old 
 
 
 class DevicePluginService(api_pb2_grpc.DevicePluginServicer):
-    def __init__(self, board: DeviceBoard, *, settings: AllocateSettings, name: str) -> None:
+    def __init__(
+        self,
+        board: DeviceBoard,
+        *,
+        settings: AllocateSettings,
+        name: str,
+        metrics: PluginMetrics | None = None,
+    ) -> None:
         self._board = board
         self._settings = settings
         self._name = name
+        self._metrics = metrics
         self._lock = threading.Lock()
         self._open_streams = 0
         self._last_stream_end: float | None = None
@@ -82,12 +92,14 @@ class DevicePluginService(api_pb2_grpc.DevicePluginServicer):
             version, devices = self._board.snapshot()
             log.info("%s: ListAndWatch opened, sending %d device(s)", self._name, len(devices))
             yield wire.device_list(devices)
+            self._listed()
             while context.is_active() and generation == self._generation:
                 newer = self._board.wait_newer(version, timeout=STREAM_POLL_S)
                 if newer is not None:
                     version, devices = newer
                     log.info("%s: device list changed, resending", self._name)
                     yield wire.device_list(devices)
+                    self._listed()
         finally:
             self._stream_closed()
 
@@ -109,20 +121,35 @@ class DevicePluginService(api_pb2_grpc.DevicePluginServicer):
         return api.PreferredAllocationResponse(container_responses=answers)
 
     def Allocate(self, request: api.AllocateRequest, context: Any) -> api.AllocateResponse:
-        devices = self._board.devices()
+        started = time.monotonic()
+        reason: str | None = "internal"  # until an answer or a refusal says otherwise
         try:
-            check_sizes([r.devices_ids for r in request.container_requests], len(devices))
-            answers = [
-                wire.container_response(
-                    container_allocation(devices, r.devices_ids, self._settings)
-                )
-                for r in request.container_requests
-            ]
+            answers = self._answers(request)
+            reason = None
         except AllocationRefused as refused:
+            reason = _reason_of(refused)
             log.warning("%s: Allocate refused: %s", self._name, refused)
             context.abort(_status_of(refused), f"{self._name}: {refused}")
             raise  # unreachable: abort raises; this keeps `answers` bound for the type checker
+        finally:
+            if self._metrics is not None:
+                seconds = time.monotonic() - started
+                self._metrics.allocate_done(
+                    resource=self._name, seconds=seconds, error_reason=reason
+                )
         return api.AllocateResponse(container_responses=answers)
+
+    def _answers(self, request: api.AllocateRequest) -> list[api.ContainerAllocateResponse]:
+        devices = self._board.devices()
+        check_sizes([r.devices_ids for r in request.container_requests], len(devices))
+        return [
+            wire.container_response(container_allocation(devices, r.devices_ids, self._settings))
+            for r in request.container_requests
+        ]
+
+    def _listed(self) -> None:
+        if self._metrics is not None:
+            self._metrics.devices_listed(resource=self._name)
 
     def PreStartContainer(
         self, request: api.PreStartContainerRequest, context: Any
@@ -141,6 +168,11 @@ class DevicePluginService(api_pb2_grpc.DevicePluginServicer):
             if not self._open_streams:
                 self._last_stream_end = time.monotonic()
         log.info("%s: ListAndWatch stream ended", self._name)
+
+
+def _reason_of(refused: AllocationRefused) -> str:
+    """The refusal's kind as a metric label: UnknownDevices -> unknown_devices."""
+    return re.sub(r"(?<!^)(?=[A-Z])", "_", type(refused).__name__).lower()
 
 
 def _status_of(refused: AllocationRefused) -> grpc.StatusCode:

@@ -33,7 +33,12 @@ from npu_dra.adapters.hardware.npu_smi.parse_info import parse_info
 from npu_dra.adapters.hardware.npu_smi.parse_map import parse_map
 from npu_dra.adapters.hardware.npu_smi.parse_memory import parse_memory
 from npu_dra.adapters.hardware.npu_smi.parse_topo import parse_topo
-from npu_dra.adapters.hardware.npu_smi.runner import Command, NpuSmiRunner, describe
+from npu_dra.adapters.hardware.npu_smi.runner import (
+    Command,
+    CommandDone,
+    NpuSmiRunner,
+    describe,
+)
 from npu_dra.adapters.hardware.npu_smi.sysfs import NumaMap
 from npu_dra.domain.device import NodeInventory
 from npu_dra.domain.errors import DomainError
@@ -73,9 +78,10 @@ class NpuSmiProbe:
         dcmi_dir: Path = DEFAULT_DCMI_DIR,
         install_info: Path = DEFAULT_INSTALL_INFO,
         full_every_s: float = FULL_EVERY_S,
+        on_command: CommandDone | None = None,
     ) -> None:
         self._node = node
-        self._runner = NpuSmiRunner(path=npu_smi)
+        self._runner = NpuSmiRunner(path=npu_smi, on_done=on_command)
         self._sysfs_root = sysfs_root
         self._dev_root = dev_root
         self._timeout = timeout

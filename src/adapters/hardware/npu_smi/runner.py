@@ -9,7 +9,8 @@ import contextlib
 import os
 import signal
 import subprocess
-from collections.abc import Sequence
+import time
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -27,11 +28,30 @@ def describe(args: Sequence[str]) -> str:
     return " ".join(("npu-smi", *args))
 
 
-class NpuSmiRunner:
-    """Runs one npu-smi binary; `run` returns stdout or raises ProbeError."""
+# Flags whose values are ids (card, chip, physical id, vNPU): left out of a command's label.
+ID_FLAGS = frozenset({"-i", "-c", "-p", "-v"})
+CommandDone = Callable[[str, float, bool], None]  # (label, seconds, succeeded)
 
-    def __init__(self, *, path: Path) -> None:
+
+def label(args: Sequence[str]) -> str:
+    """`npu-smi info -t memory -i 3` -> `npu-smi info -t memory`: one series per kind of call."""
+    kept: list[str] = []
+    values = iter(args)
+    for arg in values:
+        if arg in ID_FLAGS:
+            next(values, None)  # its id
+            continue
+        kept.append(arg)
+    return describe(kept)
+
+
+class NpuSmiRunner:
+    """Runs one npu-smi binary; `run` returns stdout or raises ProbeError. `on_done`, if given,
+    hears of every call: its label, seconds and whether it succeeded."""
+
+    def __init__(self, *, path: Path, on_done: CommandDone | None = None) -> None:
         self.path = path
+        self._on_done = on_done
 
     def run(self, args: Command, *, timeout: float) -> str:
         """stdout of `npu-smi <args>`.
@@ -39,6 +59,18 @@ class NpuSmiRunner:
         A non-zero exit is an error, except npu-smi's own answers "There is no NPU card..."
         and "...does not support querying...", which are returned as text for the parsers.
         """
+        if self._on_done is None:
+            return self._run(args, timeout=timeout)
+        started = time.monotonic()
+        ok = False
+        try:
+            out = self._run(args, timeout=timeout)
+            ok = True
+            return out
+        finally:
+            self._on_done(label(args), time.monotonic() - started, ok)
+
+    def _run(self, args: Command, *, timeout: float) -> str:
         command = describe(args)
         process = self._start(command, args)
         timeout = max(timeout, 0.0)
