@@ -79,10 +79,20 @@ def kube_api(kubeconfig: str) -> Iterator[object]:
         api.close()  # type: ignore[no-untyped-call]
 
 
-def kube_cluster(api: object) -> ClusterApi:
+def kube_cluster(
+    api: object, settings: Settings, metrics: "Callable[[], PluginMetrics]"
+) -> ClusterApi:
+    """The API adapter; where /metrics is served its retries are counted."""
     from npu_dra.adapters.cluster.kube.cluster import KubeCluster
 
-    return KubeCluster(api)  # type: ignore[arg-type]
+    on_retry = None
+    if settings.metrics_port >= 0:
+        counted = metrics()
+
+        def on_retry(operation: str) -> None:
+            counted.api_retry(operation=operation)
+
+    return KubeCluster(api, on_retry=on_retry)  # type: ignore[arg-type]
 
 
 def kube_taint_support(api: object) -> DeviceTaintSupport:
@@ -371,8 +381,11 @@ class NodeContainer(containers.DeclarativeContainer):
     profile = providers.Callable(profile_named, settings.provided.device_profile)
     driver = providers.Callable(DriverName, settings.provided.driver_name)
     node_name = providers.Callable(NodeName, settings.provided.node_name)
-    # The plugins' Prometheus series; the probe asks for them only where /metrics is served.
-    metrics = providers.Singleton(prometheus_metrics)
+    # The plugins' Prometheus series (the root's, where a root builds this node; the probe and
+    # the API adapter ask for them only where /metrics is served).
+    metrics: providers.Dependency["PrometheusMetrics"] = providers.Dependency(
+        default=providers.Singleton(prometheus_metrics)
+    )
     hardware = providers.Singleton(hardware_probe, settings, metrics.provider)
     vnpu_table = providers.Singleton(vnpu_table, settings, hardware)
     inventory = providers.Singleton(
@@ -470,11 +483,14 @@ class NodeContainer(containers.DeclarativeContainer):
 class Container(containers.DeclarativeContainer):
     settings: providers.Dependency[Settings] = providers.Dependency(instance_of=Settings)
 
+    # One set of Prometheus series per process: the API adapter counts its retries into the
+    # same registry the node's /metrics serves.
+    metrics = providers.Singleton(prometheus_metrics)
     api = providers.Resource(kube_api, settings.provided.kubeconfig)
     cluster = providers.Selector(
         settings.provided.cluster,
         memory=providers.Singleton(memory_cluster),
-        kubernetes=providers.Singleton(kube_cluster, api),
+        kubernetes=providers.Singleton(kube_cluster, api, settings, metrics.provider),
     )
     taint_support = providers.Selector(
         settings.provided.cluster,
@@ -493,6 +509,7 @@ class Container(containers.DeclarativeContainer):
         cluster=cluster,
         taint_support=taint_support,
         event_recorder=event_recorder,
+        metrics=metrics,
     )
 
 

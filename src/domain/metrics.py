@@ -61,3 +61,7 @@ class PluginMetrics(Protocol):
     def hardware_command_done(self, *, command: str, seconds: float, ok: bool) -> None:
         """One hardware command (`npu-smi info -t topo`, ids left out) ended."""
         ...
+
+    def api_retry(self, *, operation: str) -> None:
+        """An API call (`publish_slices`, `read`, ...) failed transiently and is retried."""
+        ...

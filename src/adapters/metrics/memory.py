@@ -21,6 +21,7 @@ class MemoryMetrics:
         self.allocates: list[tuple[str, str | None]] = []
         self.listed: list[str] = []
         self.commands: list[tuple[str, bool]] = []
+        self.retries: list[str] = []
 
     def call_started(self, *, method: str) -> None:
         self.started.append(method)
@@ -39,6 +40,9 @@ class MemoryMetrics:
 
     def devices_listed(self, *, resource: str) -> None:
         self.listed.append(resource)
+
+    def api_retry(self, *, operation: str) -> None:
+        self.retries.append(operation)
 
     def hardware_command_done(self, *, command: str, seconds: float, ok: bool) -> None:
         self.commands.append((command, ok))

@@ -102,6 +102,13 @@ class PrometheusMetrics:
             registry=r,
         )
 
+        self._api_retries = Counter(
+            "npu_dra_api_retries_total",
+            "API server calls retried after a transient failure, by operation.",
+            ["operation"],
+            registry=r,
+        )
+
     # --- the PluginMetrics port ----------------------------------------------------------------
     def call_started(self, *, method: str) -> None:
         self._in_flight.labels(method).inc()
@@ -127,6 +134,9 @@ class PrometheusMetrics:
 
     def devices_listed(self, *, resource: str) -> None:
         self._listed.labels(resource).inc()
+
+    def api_retry(self, *, operation: str) -> None:
+        self._api_retries.labels(operation).inc()
 
     def hardware_command_done(self, *, command: str, seconds: float, ok: bool) -> None:
         self._command.labels(command).observe(seconds)

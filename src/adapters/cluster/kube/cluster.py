@@ -57,9 +57,20 @@ def whole_pool(stored: Sequence[ResourceSlice]) -> bool:
 
 
 class KubeCluster:
-    def __init__(self, api: client.ApiClient, *, retry_budget_s: float = 30.0) -> None:
+    def __init__(
+        self,
+        api: client.ApiClient,
+        *,
+        retry_budget_s: float = 30.0,
+        on_retry: Callable[[str], None] | None = None,
+    ) -> None:
         self._api = single_try(api)
         self._budget = retry_budget_s
+        self._on_retry = on_retry  # hears the operation of each retried API call
+
+    def _retries(self, operation: str) -> Callable[[], None] | None:
+        hear = self._on_retry
+        return None if hear is None else lambda: hear(operation)
 
     # The generated API classes are never named: naming one imports its module and models (the
     # Node read's CoreV1Api alone takes over a second of CPU). Resource calls go through
@@ -75,6 +86,7 @@ class KubeCluster:
             f"publishing ResourceSlices of {node}/{driver}",
             lambda deadline: self._sync(deadline, node, driver, slices),
             budget_s=self._budget,
+            on_retry=self._retries("publish_slices"),
         )
 
     def list_slices(
@@ -84,6 +96,7 @@ class KubeCluster:
             "listing ResourceSlices",
             lambda deadline: self._list(deadline, driver, node),
             budget_s=self._budget,
+            on_retry=self._retries("list_slices"),
         )
         return tuple(slice_from_api(o) for o in found)
 
@@ -97,6 +110,7 @@ class KubeCluster:
                 self._resource, node=node, driver=driver, timeout=deadline.timeout()
             ),
             budget_s=min(self._budget, PROBE_BUDGET_S),
+            on_retry=self._retries("probe_partitions"),
         )
 
     def watch_slices(
@@ -240,4 +254,6 @@ class KubeCluster:
                 raise
             return obj
 
-        return with_retries(f"reading {what}", fetch, budget_s=self._budget)
+        return with_retries(
+            f"reading {what}", fetch, budget_s=self._budget, on_retry=self._retries("read")
+        )

@@ -70,17 +70,30 @@ def _server_message(error: ApiException) -> str:
     return f": {message}" if message else ""
 
 
-def with_retries(what: str, call: Callable[[Deadline], T], *, budget_s: float) -> T:
+def with_retries(
+    what: str,
+    call: Callable[[Deadline], T],
+    *,
+    budget_s: float,
+    on_retry: Callable[[], None] | None = None,
+) -> T:
     """Run `call`, retrying transient failures until `budget_s` seconds have passed.
 
-    `call` gets the deadline so it can bound each of its requests with `deadline.timeout()`.
+    `call` gets the deadline so it can bound each of its requests with `deadline.timeout()`;
+    `on_retry` hears of each retry (for the API-retry metric).
     """
     deadline = Deadline(budget_s)
+
+    def before_sleep(_: tenacity.RetryCallState) -> None:
+        if on_retry is not None:
+            on_retry()
+
     retrying = tenacity.Retrying(
         retry=tenacity.retry_if_exception(is_transient),
         stop=tenacity.stop_before_delay(budget_s),
         wait=tenacity.wait_exponential(multiplier=0.1, max=MAX_WAIT_S)
         + tenacity.wait_random(0, 0.1),
+        before_sleep=before_sleep,
         reraise=True,
     )
     try:
