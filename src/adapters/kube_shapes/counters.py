@@ -28,15 +28,20 @@ def consumption_to_api(consumed: tuple[CounterConsumption, ...]) -> list[dict[st
     ]
 
 
-def counters_from_api(fields: Fields) -> dict[str, Quantity]:
-    counters = {}
-    for name in fields.mapping("counters"):
-        entry = fields.sub("counters").sub(name)
+def quantities_from_api(fields: Fields, key: str) -> dict[str, Quantity]:
+    """`{name: {value: "32Gi"}}` under `key` (a device's capacity, a counter set's counters)."""
+    quantities = {}
+    for name in fields.mapping(key):
+        entry = fields.sub(key).sub(name)
         try:
-            counters[name] = Quantity.parse(entry.need("value", str))
+            quantities[name] = Quantity.parse(entry.need("value", str))
         except DomainError as error:
             raise entry.fail("value", str(error)) from error
-    return counters
+    return quantities
+
+
+def counters_from_api(fields: Fields) -> dict[str, Quantity]:
+    return quantities_from_api(fields, "counters")
 
 
 def counter_sets_from_api(spec: Fields) -> tuple[CounterSet, ...]:

@@ -8,14 +8,13 @@ from npu_dra.adapters.kube_shapes.counters import (
     consumption_to_api,
     counter_sets_from_api,
     counter_sets_to_api,
+    quantities_from_api,
 )
 from npu_dra.adapters.kube_shapes.reader import Fields, describe
 from npu_dra.domain.attributes import AttributeValue, Version
 from npu_dra.domain.device_taints import DeviceTaint, TaintEffect
-from npu_dra.domain.errors import DomainError
 from npu_dra.domain.ids import DeviceName, DriverName, NodeName, PoolName
 from npu_dra.domain.pool import PoolRef, PublishedDevice, ResourceSlice
-from npu_dra.domain.quantity import Quantity
 
 API_VERSION = "resource.k8s.io/v1"
 
@@ -81,13 +80,7 @@ def device_from_api(fields: Fields) -> PublishedDevice:
     attributes = {
         k: attribute_from_api(fields.sub("attributes").sub(k)) for k in fields.mapping("attributes")
     }
-    capacity = {}
-    for key in fields.mapping("capacity"):
-        entry = fields.sub("capacity").sub(key)
-        try:
-            capacity[key] = Quantity.parse(entry.need("value", str))
-        except DomainError as error:
-            raise entry.fail("value", str(error)) from error
+    capacity = quantities_from_api(fields, "capacity")
     return PublishedDevice(
         DeviceName(fields.need("name", str)),
         attributes,

@@ -16,13 +16,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import pytest
 import yaml
 from kubernetes import client
 
 from tests.e2e.plugin_process import BUS_IDS, SEED_NUMA, spawn_plugin, stop_group
 from tests.e2e.seed_cluster import ACCOUNT, NAMESPACE, access_applied
 from tests.support.ascend_host import FakeAscendHost, fake_ascend_host
-from tests.support.controlplane import ControlPlane, log_tail, wait_for
+from tests.support.controlplane import ControlPlane, ControlPlaneError, log_tail, wait_for
 from tests.support.fake_npu_smi import make_sysfs
 from tests.support.node import SEED_IMAGE, RealNode
 
@@ -315,3 +316,40 @@ def real_cluster_session(
         stack.callback(cluster.stop_plugins)
         cluster.plugin_kubeconfig = dra_plugin_identity(cluster)
         yield cluster
+
+
+# One real node per test folder: opened by the folder's session fixture, closed as soon as the
+# folder's last test is done (one node at a time: a node holds the machine's kubelet paths).
+_OPEN: dict[Path, pytest.StashKey[contextlib.ExitStack]] = {}
+
+
+def folder_real_cluster(
+    request: pytest.FixtureRequest,
+    folder: Path,
+    *,
+    k8s_bin: Path,
+    node_bin: Path,
+    images: Path,
+    work: Path,
+    what: str,
+) -> Iterator[RealCluster]:
+    """The body of a folder's session fixture: `what` names the node in a start failure."""
+    key = _OPEN.setdefault(folder, pytest.StashKey[contextlib.ExitStack]())
+    stack = contextlib.ExitStack()
+    try:
+        cluster = stack.enter_context(real_cluster_session(k8s_bin, node_bin, images, work))
+    except ControlPlaneError as error:  # NodeError too
+        stack.close()
+        pytest.fail(f"{what} did not start: {error}", pytrace=False)
+    request.config.stash[key] = stack
+    with stack:
+        yield cluster
+
+
+def close_after_folder(folder: Path, item: pytest.Item, nextitem: pytest.Item | None) -> None:
+    """For the folder's pytest_runtest_teardown: close its node after its last test."""
+    if nextitem is None or folder not in Path(nextitem.path).resolve().parents:
+        key = _OPEN.get(folder)
+        stack = None if key is None else item.config.stash.get(key, None)
+        if stack is not None:
+            stack.close()

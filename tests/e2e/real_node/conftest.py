@@ -9,17 +9,14 @@ the suite does not run beside a kubelet (and the node's lock is free again).
 
 from __future__ import annotations
 
-import contextlib
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from tests.e2e.real_node.cluster import RealCluster, real_cluster_session
-from tests.support.controlplane import ControlPlaneError
+from tests.e2e.real_node.cluster import RealCluster, close_after_folder, folder_real_cluster
 
 HERE = Path(__file__).resolve().parent
-_OPEN = pytest.StashKey[contextlib.ExitStack]()
 
 
 @pytest.fixture(scope="session")
@@ -31,21 +28,16 @@ def real_cluster(
     tmp_path_factory: pytest.TempPathFactory,
 ) -> Iterator[RealCluster]:
     work = tmp_path_factory.mktemp("real-node")
-    stack = contextlib.ExitStack()
-    try:
-        cluster = stack.enter_context(
-            real_cluster_session(k8s_bin_dir, real_node_bin_dir, node_images, work)
-        )
-    except ControlPlaneError as error:  # NodeError too
-        stack.close()
-        pytest.fail(f"the real node did not start: {error}", pytrace=False)
-    request.config.stash[_OPEN] = stack
-    with stack:
-        yield cluster
+    yield from folder_real_cluster(
+        request,
+        HERE,
+        k8s_bin=k8s_bin_dir,
+        node_bin=real_node_bin_dir,
+        images=node_images,
+        work=work,
+        what="the real node",
+    )
 
 
 def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None) -> None:
-    if nextitem is None or HERE not in Path(nextitem.path).resolve().parents:
-        stack = item.config.stash.get(_OPEN, None)
-        if stack is not None:
-            stack.close()
+    close_after_folder(HERE, item, nextitem)

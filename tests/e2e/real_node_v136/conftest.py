@@ -5,17 +5,14 @@ node holds the machine's kubelet paths) and closed as soon as this folder's last
 
 from __future__ import annotations
 
-import contextlib
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from tests.e2e.real_node.cluster import RealCluster, real_cluster_session
-from tests.support.controlplane import ControlPlaneError
+from tests.e2e.real_node.cluster import RealCluster, close_after_folder, folder_real_cluster
 
 HERE = Path(__file__).resolve().parent
-_OPEN = pytest.StashKey[contextlib.ExitStack]()
 
 
 @pytest.fixture(scope="session")
@@ -27,21 +24,16 @@ def real_cluster_v136(
     tmp_path_factory: pytest.TempPathFactory,
 ) -> Iterator[RealCluster]:
     work = tmp_path_factory.mktemp("real-node-v136")
-    stack = contextlib.ExitStack()
-    try:
-        cluster = stack.enter_context(
-            real_cluster_session(k8s_bin_dir_v136, real_node_bin_dir, node_images, work)
-        )
-    except ControlPlaneError as error:  # NodeError too
-        stack.close()
-        pytest.fail(f"the v1.36.3 real node did not start: {error}", pytrace=False)
-    request.config.stash[_OPEN] = stack
-    with stack:
-        yield cluster
+    yield from folder_real_cluster(
+        request,
+        HERE,
+        k8s_bin_dir_v136,
+        real_node_bin_dir,
+        node_images,
+        work,
+        what="the v1.36.3 real node",
+    )
 
 
 def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None) -> None:
-    if nextitem is None or HERE not in Path(nextitem.path).resolve().parents:
-        stack = item.config.stash.get(_OPEN, None)
-        if stack is not None:
-            stack.close()
+    close_after_folder(HERE, item, nextitem)
