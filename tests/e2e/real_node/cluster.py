@@ -20,6 +20,9 @@ import pytest
 import yaml
 from kubernetes import client
 
+from npu_dra.adapters.checkpoint.files import FileCheckpointStore
+from npu_dra.domain.checkpoint import Checkpoint
+from npu_dra.domain.ids import ClaimUID
 from tests.e2e.plugin_process import BUS_IDS, SEED_NUMA, spawn_plugin, stop_group
 from tests.e2e.seed_cluster import ACCOUNT, NAMESPACE, access_applied
 from tests.support.ascend_host import FakeAscendHost, fake_ascend_host
@@ -226,14 +229,16 @@ class RealCluster:
             str(api.read_namespaced_resource_claim(n, namespace).metadata.uid) for n in names if n
         ]
 
+    def checkpoint(self) -> Checkpoint:
+        """The plugin's record as it reads it back: snapshot plus journal (read only)."""
+        return FileCheckpointStore(self.checkpoint_file).load()
+
     def allocated_devices(self, claim_uid: str) -> list[str]:
-        checkpoint = json.loads(self.checkpoint_file.read_text())
-        return sorted(d["device"] for d in checkpoint["claims"][claim_uid]["devices"])
+        claim = self.checkpoint().claims[ClaimUID(claim_uid)]
+        return sorted(str(d.device) for d in claim.devices)
 
     def checkpointed_uids(self) -> set[str]:
-        if not self.checkpoint_file.exists():
-            return set()
-        return set(json.loads(self.checkpoint_file.read_text())["claims"])
+        return {str(uid) for uid in self.checkpoint().claims}
 
     def cdi_spec_uids(self) -> set[str]:
         return {p.stem.rsplit("_", 1)[-1] for p in self.node.cdi_root.glob("*.json")}

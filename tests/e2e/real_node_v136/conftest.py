@@ -27,10 +27,10 @@ def real_cluster_v136(
     yield from folder_real_cluster(
         request,
         HERE,
-        k8s_bin_dir_v136,
-        real_node_bin_dir,
-        node_images,
-        work,
+        k8s_bin=k8s_bin_dir_v136,
+        node_bin=real_node_bin_dir,
+        images=node_images,
+        work=work,
         what="the v1.36.3 real node",
     )
 
