@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import json
+import subprocess
+import sys
 from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
@@ -75,3 +78,18 @@ def host_path_mounts(daemonset: Mapping[str, Any]) -> dict[str, str]:
         for m in container(daemonset)["volumeMounts"]
         if m["name"] in host
     }
+
+
+def simulate_json(documents: Iterable[Obj], work: Path) -> Obj:
+    """`npu-dra simulate -o json` over `documents` (nodes, classes, claims, pods) as one
+    scenario file in `work`; its CDI specs go to `work/cdi`."""
+    scenario = work / "scenario.yaml"
+    scenario.write_text(yaml.safe_dump_all(list(documents)))
+    result = subprocess.run(
+        [sys.executable, "-m", "npu_dra.app.cli", "simulate", "--scenario", str(scenario),
+         "--output", "json", "--cdi-out", str(work / "cdi")],
+        capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    output: Obj = json.loads(result.stdout)
+    return output

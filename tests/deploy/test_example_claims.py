@@ -5,17 +5,13 @@ a 910 A+X node with one sick NPU."""
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
 
-from tests.deploy.objects import EXAMPLES, load, manifests, of_kind, only
+from tests.deploy.objects import EXAMPLES, load, manifests, of_kind, only, simulate_json
 
 NODES = [
     {"name": "atlas-800i-a2", "hardware": {"chip": "910B4", "count": 8,
@@ -33,16 +29,7 @@ def simulate(example: Path, tmp_path: Path, nodes: list[dict[str, Any]] = NODES)
         for n in nodes
     ]  # fmt: skip
     device_class = only(manifests(), "DeviceClass")
-    scenario = tmp_path / "scenario.yaml"
-    scenario.write_text(yaml.safe_dump_all([*simulated, device_class, *load([example])]))
-    result = subprocess.run(
-        [sys.executable, "-m", "npu_dra.app.cli", "simulate", "--scenario", str(scenario),
-         "--output", "json", "--cdi-out", str(tmp_path / "cdi")],
-        capture_output=True, text=True, timeout=120, check=False,
-    )  # fmt: skip
-    assert result.returncode == 0, result.stderr
-    output: dict[str, Any] = json.loads(result.stdout)
-    return output
+    return simulate_json([*simulated, device_class, *load([example])], tmp_path)
 
 
 def attributes(output: dict[str, Any]) -> dict[tuple[str, str], dict[str, Any]]:

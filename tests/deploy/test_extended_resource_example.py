@@ -3,16 +3,10 @@ classic pod it serves, on the driver's own simulation."""
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
 from pathlib import Path
-from typing import Any
-
-import yaml
 
 from tests.deploy.helm_cli import Helm, without_helm_labels
-from tests.deploy.objects import EXAMPLES, load, of_kind, only
+from tests.deploy.objects import EXAMPLES, load, of_kind, only, simulate_json
 
 EXAMPLE = EXAMPLES / "extended-resources" / "ascend910.yaml"
 FAMILY = {"name": "ascend910.npu.huawei.com", "chipPrefix": "910",
@@ -33,15 +27,7 @@ def test_the_classic_pod_gets_two_whole_910_npus(tmp_path: Path) -> None:
         {"kind": "SimulatedNode", "metadata": {"name": "atlas-800i-a2"},
          "spec": {"hardware": {"chip": "910B4", "count": 2, "vnpu": "910B4"}}},
     ]  # fmt: skip
-    scenario = tmp_path / "scenario.yaml"
-    scenario.write_text(yaml.safe_dump_all([*nodes, *load([EXAMPLE])]))
-    result = subprocess.run(
-        [sys.executable, "-m", "npu_dra.app.cli", "simulate", "--scenario", str(scenario),
-         "--output", "json", "--cdi-out", str(tmp_path / "cdi")],
-        capture_output=True, text=True, timeout=120, check=False,
-    )  # fmt: skip
-    assert result.returncode == 0, result.stderr
-    output: dict[str, Any] = json.loads(result.stdout)
+    output = simulate_json([*nodes, *load([EXAMPLE])], tmp_path)
     (pod,) = output["pods"]
     assert pod["node"] == "atlas-800i-a2"
     devices = sorted(d["device"] for ds in pod["claims"].values() for d in ds)

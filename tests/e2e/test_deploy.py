@@ -188,44 +188,45 @@ def test_the_token_creates_updates_and_deletes_its_own_nodes_slices(
 def test_the_token_may_not_create_update_or_delete_node_bs_slices(
     policy_in_force: Deployment,
 ) -> None:
-    plane, node_b = policy_in_force.plane, policy_in_force.node_b
-    says = f"may not write ResourceSlices of node '{node_b}'"
-    theirs = probe_slice(unique("probe-b"), node_b)
-    created = policy_in_force.as_plugin("create", "-f", "-", stdin=json.dumps(theirs))
-    assert denied_by_policy(created, says=says), created.stderr
+    node_b = policy_in_force.node_b
     # A slice node B's own plugin published: RBAC would allow writing it, the policy does not.
-    name = theirs["metadata"]["name"]
-    plane.kubectl("create", "-f", "-", input=json.dumps(theirs))
-    stored = kubectl_json(plane, "get", "resourceslice", name)
-    stored["spec"]["devices"] = [{"name": "hijacked"}]
-    updated = policy_in_force.as_plugin("replace", "-f", "-", stdin=json.dumps(stored))
-    assert denied_by_policy(updated, says=says), updated.stderr
-    deleted = policy_in_force.as_plugin("delete", "resourceslice", name)
-    assert denied_by_policy(deleted, says=says), deleted.stderr
-    after = kubectl_json(plane, "get", "resourceslice", name)
-    assert after["spec"]["devices"] == [{"name": "probe-0"}]
+    assert_may_not_write(
+        policy_in_force,
+        probe_slice(unique("probe-b"), node_b),
+        says=f"may not write ResourceSlices of node '{node_b}'",
+    )
 
 
 def test_the_token_may_not_create_update_or_delete_another_drivers_slices_on_its_node(
     policy_in_force: Deployment,
 ) -> None:
-    plane, node_a = policy_in_force.plane, policy_in_force.node_a
-    foreign = probe_slice(unique("probe-other-driver"), node_a)
-    says = f"may not write ResourceSlices of driver '{foreign['spec']['driver']}'"
-    created = policy_in_force.as_plugin("create", "-f", "-", stdin=json.dumps(foreign))
-    assert denied_by_policy(created, says=says), created.stderr
+    foreign = probe_slice(unique("probe-other-driver"), policy_in_force.node_a)
     # Another driver's plugin on the same node published it: the token may not touch it.
-    name = foreign["metadata"]["name"]
+    name = assert_may_not_write(
+        policy_in_force,
+        foreign,
+        says=f"may not write ResourceSlices of driver '{foreign['spec']['driver']}'",
+    )
+    policy_in_force.plane.kubectl("delete", "resourceslice", name)
+
+
+def assert_may_not_write(deployment: Deployment, foreign: dict[str, Any], *, says: str) -> str:
+    """The plugin's token may not create `foreign`, nor replace or delete it once its owner
+    (here the admin) created it; it stays as it was. Returns its name."""
+    plane = deployment.plane
+    created = deployment.as_plugin("create", "-f", "-", stdin=json.dumps(foreign))
+    assert denied_by_policy(created, says=says), created.stderr
+    name: str = foreign["metadata"]["name"]
     plane.kubectl("create", "-f", "-", input=json.dumps(foreign))
     stored = kubectl_json(plane, "get", "resourceslice", name)
     stored["spec"]["devices"] = [{"name": "hijacked"}]
-    updated = policy_in_force.as_plugin("replace", "-f", "-", stdin=json.dumps(stored))
+    updated = deployment.as_plugin("replace", "-f", "-", stdin=json.dumps(stored))
     assert denied_by_policy(updated, says=says), updated.stderr
-    deleted = policy_in_force.as_plugin("delete", "resourceslice", name)
+    deleted = deployment.as_plugin("delete", "resourceslice", name)
     assert denied_by_policy(deleted, says=says), deleted.stderr
     after = kubectl_json(plane, "get", "resourceslice", name)
     assert after["spec"]["devices"] == [{"name": "probe-0"}]
-    plane.kubectl("delete", "resourceslice", name)
+    return name
 
 
 def test_the_token_may_not_write_a_cluster_wide_slice(policy_in_force: Deployment) -> None:

@@ -20,7 +20,7 @@ CLASS = textwrap.dedent("""\
     """)
 
 
-def claim_pod(name: str, cel: str) -> str:
+def claim_pod(name: str, cel: str, count: int = 1) -> str:
     return textwrap.dedent(f"""\
         ---
         kind: ResourceClaim
@@ -31,6 +31,7 @@ def claim_pod(name: str, cel: str) -> str:
             - name: npu
               exactly:
                 deviceClassName: npu.huawei.com
+                count: {count}
                 selectors: [{{cel: {{expression: '{cel}'}}}}]
         ---
         kind: Pod
@@ -156,26 +157,7 @@ def test_extended_resource_pods_get_devices_of_the_mapped_class(tmp_path: Path) 
 
 
 def many(name: str, count: int) -> str:
-    cel = f'{ATTR}.physicalId == 0 && "vnpuTemplate" in {ATTR}'
-    return textwrap.dedent(f"""\
-        ---
-        kind: ResourceClaim
-        metadata: {{name: {name}, namespace: default}}
-        spec:
-          devices:
-            requests:
-            - name: npu
-              exactly:
-                deviceClassName: npu.huawei.com
-                count: {count}
-                selectors: [{{cel: {{expression: '{cel}'}}}}]
-        ---
-        kind: Pod
-        metadata: {{name: {name}, namespace: default}}
-        spec:
-          containers: [{{name: c, image: x, resources: {{claims: [{{name: npu}}]}}}}]
-          resourceClaims: [{{name: npu, resourceClaimName: {name}}}]
-        """)
+    return claim_pod(name, f'{ATTR}.physicalId == 0 && "vnpuTemplate" in {ATTR}', count)
 
 
 def test_one_claim_cannot_take_more_partitions_than_the_counters_hold(tmp_path: Path) -> None:
