@@ -22,8 +22,9 @@ POD_HEADERS = ("POD", "CLAIM", "NODE", "DEVICES", "STATUS")
 COUNTER_HEADERS = ("NODE", "COUNTER-SET", "COUNTER", "TOTAL", "IN-USE")
 LEGEND = (
     "# Decided as kube-scheduler v1.34 with default feature gates. 'node (any of N)': N nodes\n"
-    "# fit; the scheduler picks among them by score, then at random; later pods' nodes assume the\n"
-    "# choices shown above. Shared counters (vNPU partitions) and extended-resource pods are\n"
+    "# fit; the scheduler picks among them by score, then at random. 'devices (or others)': the\n"
+    "# scheduler walks a node's slices in random order and may pick the others. Later pods assume\n"
+    "# the choices shown first. Shared counters (vNPU partitions) and extended-resource pods are\n"
     "# decided as with DRAPartitionableDevices and DRAExtendedResource on."
 )
 
@@ -190,6 +191,9 @@ def _pod_table_rows(result: SimulationResult) -> Iterator[tuple[str, ...]]:
         for claim in claims:
             devices = claim.allocation.results if claim.allocation and pod.node else ()
             listed = ",".join(r.device for r in devices) or "-"
+            for other in pod.other_choices:
+                if claim.ref.name in other:
+                    listed += f" (or {','.join(other[claim.ref.name])})"
             yield (name, claim.ref.name, node, listed, _status(pod))
 
 
@@ -222,6 +226,10 @@ def _pod_document(pod: PodResult) -> dict[str, Any]:
             ]
             for c in pod.claims
         },
+        "otherChoices": [
+            {claim: list(devices) for claim, devices in choice.items()}
+            for choice in pod.other_choices
+        ],
     }
 
 

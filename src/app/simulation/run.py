@@ -67,6 +67,9 @@ class PodResult:
     outcomes: Mapping[ClaimUID, ClaimOutcome] = attrs.field(factory=dict)
     status: str = "Bound"  # Bound, Pending, SchedulingGated, Error, Undecided
     fitting: int = 0  # how many nodes fit; the scheduler picks among them by score, then at random
+    # claim name -> devices, per other choice the scheduler may make on the same node (it walks
+    # a node's pools and slices in random order)
+    other_choices: tuple[Mapping[str, tuple[str, ...]], ...] = ()
 
 
 @attrs.frozen
@@ -186,6 +189,14 @@ def _bind(
         decision.reason,
         status="Bound",
         fitting=decision.fitting,
+        other_choices=tuple(
+            {
+                claim.ref.name: tuple(r.device for r in allocation.results)
+                for claim, allocation in zip(claims, choice, strict=True)
+                if allocation is not None
+            }
+            for choice in decision.other_choices
+        ),
     )
 
 

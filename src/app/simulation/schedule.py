@@ -6,7 +6,9 @@ that reached DRA's Filter fails the whole cycle (the pod stays unschedulable wit
 Among the nodes that fit, the scheduler scores (with no resource requests the default
 NodeResourcesFit scoring favours the node with the fewest pods) and breaks ties at random, so
 a pod's node is certain only when one node fits: simulate takes the least-loaded node, then the
-first by name, and reports how many fitted.
+first by name, and reports how many fitted. On the chosen node the devices are certain only when
+every order in which the scheduler may walk the node's pools and slices gives the same ones:
+the other choices are reported with the decision.
 """
 
 from collections import Counter
@@ -25,6 +27,7 @@ from npu_dra.domain.scheduling.allocator import (
 )
 from npu_dra.domain.scheduling.matcher import Matcher
 from npu_dra.domain.scheduling.placement import Placement, filter_reason
+from npu_dra.domain.scheduling.pools import walk_orders
 
 NO_FIT = "cannot allocate all claims"
 UNDECIDED = "allocation search exceeded simulate's step budget"
@@ -37,6 +40,9 @@ class Decision:
     status: str = "Bound"
     reason: str | None = None
     fitting: int = 0
+    # other allocations (same shape as `allocations`) the scheduler may make on the same node
+    # when it walks the node's pools and slices in another order
+    other_choices: tuple[tuple[Allocation | None, ...], ...] = ()
 
 
 def schedule_pod(
@@ -89,10 +95,65 @@ def schedule_pod(
         return Decision(None, status=status, reason=f"0/{total} nodes are available: {text}")
     _, name, representative, found = min(fitting, key=lambda f: (f[0], f[1]))
     target = index.nodes[name]
-    moved = iter(_moved(a, representative, target) for a in found)
-    allocations = tuple(next(moved) if c.allocation is None else None for c in claims)
+    others = _other_choices(
+        pending, representative, found, classes=classes, index=index, matcher=matcher, budget=budget
+    )
     note = f"{reasons[UNDECIDED]} node(s) undecided: {UNDECIDED}" if reasons[UNDECIDED] else None
-    return Decision(name, allocations, reason=note, fitting=reasons["fit"])
+    return Decision(
+        name,
+        _placed(claims, found, representative, target),
+        reason=note,
+        fitting=reasons["fit"],
+        other_choices=tuple(_placed(claims, o, representative, target) for o in others),
+    )
+
+
+def _placed(
+    claims: Sequence[ResourceClaim],
+    found: tuple[Allocation, ...],
+    representative: NodeState,
+    target: NodeState,
+) -> tuple[Allocation | None, ...]:
+    """One entry per claim: its new allocation on the target node, None if it had one."""
+    moved = iter(_moved(a, representative, target) for a in found)
+    return tuple(next(moved) if c.allocation is None else None for c in claims)
+
+
+def _other_choices(
+    pending: Sequence[ResourceClaim],
+    node: NodeState,
+    found: tuple[Allocation, ...],
+    *,
+    classes: Mapping[DeviceClassName, DeviceClass],
+    index: ClusterIndex,
+    matcher: Matcher,
+    budget: int,
+) -> list[tuple[Allocation, ...]]:
+    """The distinct allocations other walk orders give on this node (none when it has one
+    slice, the common case)."""
+    seen = {_devices(found)}
+    others = []
+    for pools in walk_orders(node.pools):
+        try:
+            other = allocate_claims(
+                pending,
+                node=NodeName(node.node.name),
+                pools=pools,
+                classes=classes,
+                allocated=index.allocated,
+                matcher=matcher,
+                budget=budget,
+            )
+        except (AllocationError, SearchBudgetExceeded):
+            continue
+        if other is not None and _devices(other) not in seen:
+            seen.add(_devices(other))
+            others.append(other)
+    return others
+
+
+def _devices(found: tuple[Allocation, ...]) -> tuple[tuple[str, ...], ...]:
+    return tuple(tuple(sorted(r.device for r in a.results)) for a in found)
 
 
 def _missing_class(

@@ -3,11 +3,15 @@
 
 Per (driver, pool) only the slices of the newest generation count; a pool is incomplete while
 it has fewer slices than `resourceSliceCount`, and invalid when a device name repeats. The
-scheduler walks pools in Go map order (random) and slices in informer order; here pools go by
-(driver, pool name) and slices by name, which matters only for nodes with several pools.
+scheduler walks pools in Go map order (random) and a pool's slices in informer order (also
+random); here pools go by (driver, pool name) and slices by name. That matters only where a node
+has more than one slice: `walk_orders` gives the other orders the scheduler may walk, so that a
+caller can tell a certain choice of devices from one that depends on the order.
 """
 
-from collections.abc import Iterable, Mapping
+import itertools
+import math
+from collections.abc import Iterable, Iterator, Mapping
 from fractions import Fraction
 
 import attrs
@@ -77,3 +81,38 @@ def _pool(driver: DriverName, name: PoolName, slices: list[ResourceSlice]) -> Po
         seen.add(c.device.name)
     incomplete = len(slices) != slices[0].pool.resource_slice_count
     return Pool(driver, name, devices, incomplete, invalid, counters)
+
+
+MAX_WALK_ORDERS = 24
+
+
+def walk_orders(pools: tuple[Pool, ...]) -> Iterator[tuple[Pool, ...]]:
+    """Every order of pools, and of slices within each pool, other than the given one, as long
+    as there are at most MAX_WALK_ORDERS of them; else only the fully reversed order."""
+    per_pool = [list(itertools.permutations(_slices(p))) for p in pools]
+    count = math.factorial(len(pools)) * math.prod(len(orders) for orders in per_pool)
+    if count <= 1:
+        return
+    if count > MAX_WALK_ORDERS:
+        yield tuple(_reordered(p, _slices(p)[::-1]) for p in reversed(pools))
+        return
+    first = True
+    for pool_order in itertools.permutations(range(len(pools))):
+        for slice_orders in itertools.product(*(per_pool[i] for i in pool_order)):
+            if first:  # the given order itself
+                first = False
+                continue
+            yield tuple(
+                _reordered(pools[i], order)
+                for i, order in zip(pool_order, slice_orders, strict=True)
+            )
+
+
+def _slices(pool: Pool) -> tuple[str, ...]:
+    return tuple(dict.fromkeys(c.slice for c in pool.devices))
+
+
+def _reordered(pool: Pool, slices: tuple[str, ...]) -> Pool:
+    rank = {name: i for i, name in enumerate(slices)}
+    devices = sorted(pool.devices, key=lambda c: rank[c.slice])  # stable: a slice keeps its order
+    return attrs.evolve(pool, devices=tuple(devices))

@@ -4,9 +4,11 @@ Selectors are evaluated by a small fake that understands exactly two shapes, so 
 about allocation, not CEL: `device.driver == "x"` and `device.attributes["d"].numaNode == N`.
 """
 
+import itertools
 import re
 from collections.abc import Sequence
 
+import attrs
 import pytest
 
 from npu_dra.domain.claims import (
@@ -39,7 +41,7 @@ from npu_dra.domain.scheduling.allocator import (
     allocate_claims,
 )
 from npu_dra.domain.scheduling.matcher import Matcher
-from npu_dra.domain.scheduling.pools import DeviceKey, gather_pools
+from npu_dra.domain.scheduling.pools import DeviceKey, gather_pools, walk_orders
 from npu_dra.domain.scheduling.selectors import SelectorDevice
 from tests.support.allocation import Unsatisfiable, allocate
 
@@ -429,3 +431,47 @@ def test_a_search_past_its_step_budget_is_reported_not_guessed() -> None:
             matcher=Matcher(FakeSelectors()),
             budget=3,
         )
+
+
+def _split(slices: tuple[ResourceSlice, ...], *, pools: bool) -> tuple[ResourceSlice, ...]:
+    """The node's devices in two slices: of one pool, or of two pools."""
+    (whole,) = slices
+    halves = (whole.devices[:4], whole.devices[4:])
+    return tuple(
+        attrs.evolve(
+            whole,
+            name=f"slice-{i}",
+            devices=half,
+            pool=attrs.evolve(
+                whole.pool,
+                name=PoolName(f"{whole.pool.name}-{i}") if pools else whole.pool.name,
+                resource_slice_count=1 if pools else 2,
+            ),
+        )
+        for i, half in enumerate(halves)
+    )
+
+
+@pytest.mark.parametrize("pools", [False, True], ids=["slices", "pools"])
+def test_walk_orders_give_every_other_order_of_a_nodes_slices(pools: bool) -> None:
+    gathered = gather_pools(_split(node("node-a"), pools=pools))
+    orders = list(walk_orders(gathered))
+    firsts = [
+        [c.slice for c in itertools.chain.from_iterable(p.devices for p in o)] for o in orders
+    ]
+    assert len(orders) == 1
+    assert firsts[0] == ["slice-1"] * 4 + ["slice-0"] * 4
+    assert [c.device.name for p in orders[0] for c in p.devices][:4] == [
+        f"npu-{i}" for i in (4, 5, 6, 7)
+    ]  # a slice keeps its own device order
+    assert list(walk_orders(gather_pools(node("node-a")))) == []  # one slice: one order
+
+
+def test_walk_orders_beyond_the_limit_give_only_the_reversed_order() -> None:
+    slices = tuple(
+        attrs.evolve(s, name=f"{s.name}-{i}", pool=attrs.evolve(s.pool, name=PoolName(f"p{i}")))
+        for i in range(5)
+        for s in node("node-a")
+    )  # five pools: 120 orders
+    (only,) = walk_orders(gather_pools(slices))
+    assert [p.name for p in only] == ["p4", "p3", "p2", "p1", "p0"]

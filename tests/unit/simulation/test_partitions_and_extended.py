@@ -173,3 +173,25 @@ def test_one_claim_cannot_take_more_partitions_than_the_counters_hold(tmp_path: 
     status, devices = decided["default/four"]
     assert status == "Bound"
     assert len(devices) == 4
+
+
+def test_a_choice_that_depends_on_the_slice_order_lists_the_other_choices(tmp_path: Path) -> None:
+    """Two partitions left on chip 0, four free on chip 1: walking chip 0's slice first takes
+    two of each, walking chip 1's first takes four of chip 1; kube-scheduler walks them in
+    random order, so both are listed."""
+    anywhere = f'"vnpuTemplate" in {ATTR} && {ATTR}.vnpuTemplate == "vir05_1c_8g"'
+    text = PARTITIONS + claim_pod("four", anywhere, 4)
+    code, out = simulate(tmp_path, text, "-o", "json")
+    assert code == 0
+    by_pod = {p["pod"]: p for p in json.loads(out)["pods"]}
+    assert by_pod["default/a"]["otherChoices"] == []  # only chip 0 matches: one choice
+    four = by_pod["default/four"]
+    first = sorted(d["device"] for d in four["claims"]["four"])
+    (other,) = four["otherChoices"]
+    two_and_two = [f"npu-0-vir05-1c-8g-{i}" for i in (2, 3)] + [
+        f"npu-1-vir05-1c-8g-{i}" for i in (0, 1)
+    ]
+    four_of_chip1 = [f"npu-1-vir05-1c-8g-{i}" for i in range(4)]
+    assert sorted([first, sorted(other["four"])]) == sorted([two_and_two, four_of_chip1])
+    code, table = simulate(tmp_path, text)
+    assert f"(or {','.join(other['four'])})" in table
