@@ -1,4 +1,5 @@
-"""What a process costs, read from /proc: CPU seconds (user + system, all threads) and RSS."""
+"""What a process costs, read from /proc: CPU seconds (user + system, all threads; or time on a
+CPU to the nanosecond), RSS and threads."""
 
 import os
 from pathlib import Path
@@ -11,6 +12,19 @@ def cpu_s(pid: int) -> float:
     stat = Path(f"/proc/{pid}/stat").read_text()
     fields = stat[stat.rindex(")") + 2 :].split()  # the command name may hold spaces
     return (int(fields[11]) + int(fields[12])) / _TICKS  # utime, stime (fields 14, 15)
+
+
+def run_s(pid: int) -> float:
+    """Seconds the process's live threads have been on a CPU, to the nanosecond
+    (/proc/<pid>/task/*/schedstat): for small amounts, such as a minute's idle CPU, that the
+    10 ms accounting tick of `cpu_s` cannot resolve. A thread that ended takes its time along."""
+    total = 0
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        try:
+            total += int((task / "schedstat").read_text().split()[0])
+        except (OSError, IndexError, ValueError):  # the thread ended meanwhile
+            continue
+    return total / 1e9
 
 
 def _status(pid: int, key: str) -> str:

@@ -19,7 +19,7 @@ except for prepares/s).
   /proc/<pid>/status; threads after the prepares.
 * idle CPU: both plugins registered and idle side by side (npu-dra re-probing its hardware every
   10 s, its default); ms of CPU per 60 s, measured over NPU_DRA_BENCH_IDLE_S (default 60 s) per
-  round, at the kernel's 10 ms accounting tick.
+  round from /proc/<pid>/task/*/schedstat (nanoseconds on a CPU, not the 10 ms accounting tick).
 * Allocate p50/p99 of npu-dra's classic device plugin (1 device per call, tests/support/
   kubelet_dp.py); the Go test driver has no classic counterpart.
 
@@ -56,7 +56,7 @@ from benchmarks._contenders import (
     go_test_driver,
     npu_dra,
 )
-from benchmarks._procstat import cpu_s, rss_mib, threads
+from benchmarks._procstat import cpu_s, rss_mib, run_s, threads
 from tests.e2e.plugin_process import fake_node, spawn_plugin
 from tests.support.controlplane import ControlPlane, build_binaries, wait_for
 from tests.support.kubelet import DraClient, Kubelet, WireClaim, allocated_claim
@@ -258,10 +258,10 @@ def _memory_after_prepares(session: Session, table: Table) -> None:
 
 
 def _idle(sessions: Sequence[Session], table: Table) -> None:
-    before = [cpu_s(s.plugin.pid) for s in sessions]
+    before = [run_s(s.plugin.pid) for s in sessions]
     time.sleep(IDLE_S)
     for session, cpu in zip(sessions, before, strict=True):
-        used = cpu_s(session.plugin.pid) - cpu
+        used = run_s(session.plugin.pid) - cpu
         table.add("idle CPU per 60 s", "ms", session.plugin.label, used * 1e3 * 60 / IDLE_S)
 
 

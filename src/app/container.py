@@ -297,24 +297,22 @@ def registration_socket(settings: Settings) -> Path:
     return socket_in(settings.registrar_dir, settings.driver_name)
 
 
-def running_dra(
-    *, settings: Settings, preparer: NodeClaims, inventory: InventoryCache
+def running_plugin_sockets(
+    *,
+    settings: Settings,
+    preparer: NodeClaims,
+    inventory: InventoryCache,
+    state: "RegistrationState",
 ) -> Iterator["UnixGrpcServer"]:
-    from npu_dra.app.kubelet_plugin.servers import serve_dra
+    """The DRA socket and the registration socket announcing it, on one gRPC server."""
+    from npu_dra.app.kubelet_plugin.servers import serve_plugin_sockets
 
-    yield from serve_dra(socket=dra_socket(settings), preparer=preparer, inventory=inventory)
-
-
-def running_registration(
-    *, settings: Settings, state: "RegistrationState", serving: "UnixGrpcServer"
-) -> Iterator["UnixGrpcServer"]:
-    """Only once `serving` (the DRA socket) answers: the kubelet dials the endpoint at once."""
-    from npu_dra.app.kubelet_plugin.servers import serve_registration
-
-    yield from serve_registration(
-        socket=registration_socket(settings),
+    yield from serve_plugin_sockets(
+        dra_socket=dra_socket(settings),
+        registration_socket=registration_socket(settings),
         driver=settings.driver_name,
-        endpoint=serving.path,
+        preparer=preparer,
+        inventory=inventory,
         state=state,
     )
 
@@ -444,19 +442,20 @@ class NodeContainer(containers.DeclarativeContainer):
         events=event_sink,
     )
 
-    # The kubelet plugin: publishing and its three servers.
+    # The kubelet plugin: publishing, its two sockets on one gRPC server, liveness and metrics.
     pool_maintenance = providers.Resource(
         maintained_pool, maintainer=maintainer, watcher=cluster, node=node_name, driver=driver
     )
     registration = providers.Singleton(registration_state)
-    dra_server = providers.Resource(
-        running_dra, settings=settings, preparer=metered_preparer, inventory=inventory
-    )
-    registration_server = providers.Resource(
-        running_registration, settings=settings, state=registration, serving=dra_server
+    plugin_server = providers.Resource(
+        running_plugin_sockets,
+        settings=settings,
+        preparer=metered_preparer,
+        inventory=inventory,
+        state=registration,
     )
     liveness_server = providers.Resource(
-        running_liveness, settings=settings, state=registration, serving=dra_server
+        running_liveness, settings=settings, state=registration, serving=plugin_server
     )
     metrics_server = providers.Resource(
         running_metrics,

@@ -5,6 +5,12 @@ The kubelet discovers plugins by socket files: a stale file from a crashed run m
 (a kubelet restart, an operator) means the kubelet no longer sees us, so the server is rebuilt
 on the same path. A grpc.Server cannot be restarted, hence `register` to build it again.
 
+One server may listen on several sockets (the kubelet plugin's DRA and registration sockets):
+each Python gRPC server keeps a thread that wakes every 200 ms to check for signals, so one
+server instead of two halves that idle cost (issue 13). Its sockets appear together when it
+starts, and go in reverse order when it stops: the last one (the registration socket) is
+unlinked first, so the kubelet stops sending work before the server stops serving.
+
 Whoever can connect to these sockets can prepare devices, so their modes are set explicitly
 (0600 by default), never left to the process's umask: the socket is bound under a umask that
 grants nobody else anything and chmod-ed after, so there is no moment it is open to all.
@@ -14,7 +20,7 @@ import logging
 import os
 import stat
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from concurrent import futures
 from pathlib import Path
 from typing import Any
@@ -51,7 +57,7 @@ def check_socket_path(path: Path) -> None:
 
 
 class UnixGrpcServer:
-    """One gRPC server listening on one unix socket path."""
+    """One gRPC server listening on one unix socket path, or several (`more_paths`)."""
 
     def __init__(
         self,
@@ -61,15 +67,17 @@ class UnixGrpcServer:
         workers: int = 8,
         name: str = "",
         mode: int = SOCKET_MODE,
+        more_paths: Sequence[Path] = (),
     ) -> None:
         self.path = path
+        self.paths = (path, *more_paths)
         self.mode = mode
         self._register = register
         self._workers = workers
         self._name = name or path.name
         self._server: Any = None
         self._pool: futures.ThreadPoolExecutor | None = None
-        self._inode: int | None = None
+        self._inodes: dict[Path, int | None] = {}
         self._lock = threading.Lock()
 
     def start(self) -> None:
@@ -81,49 +89,61 @@ class UnixGrpcServer:
             self._stop(grace)
 
     def gone(self) -> bool:
-        """True if not serving, or if our socket file was deleted or replaced by another file."""
+        """True if not serving, or if a socket file of ours was deleted or replaced."""
         with self._lock:
-            return self._server is None or _inode(self.path) != self._inode
+            return self._server is None or self._moved() is not None
 
     def ensure_listening(self) -> bool:
-        """Rebuild the server if its socket file is gone or replaced; True if it was rebuilt."""
+        """Rebuild the server if a socket file is gone or replaced; True if it was rebuilt."""
         with self._lock:
-            if self._server is None or self._inode == _inode(self.path):
+            moved = self._moved() if self._server is not None else None
+            if moved is None:
                 return False
-            log.warning("%s: socket %s disappeared; listening again", self._name, self.path)
+            log.warning("%s: socket %s disappeared; listening again", self._name, moved)
             self._stop(grace=None)
             self._start()
             return True
 
+    def _moved(self) -> Path | None:
+        return next((p for p in self.paths if _inode(p) != self._inodes.get(p)), None)
+
     def _start(self) -> None:
-        check_socket_path(self.path)
-        ensure_dir(self.path.parent, mode=0o700)
-        remove_stale(self.path)
+        for path in self.paths:
+            check_socket_path(path)
+            ensure_dir(path.parent, mode=0o700)
+            remove_stale(path)
         self._pool = futures.ThreadPoolExecutor(self._workers, thread_name_prefix=self._name)
         server = grpc.server(self._pool)
         self._register(server)
         with _UMASK_LOCK:
             previous = os.umask(0o777 & ~self.mode)
             try:
-                server.add_insecure_port(unix_target(self.path))
+                for path in self.paths:
+                    server.add_insecure_port(unix_target(path))
                 server.start()
             finally:
                 os.umask(previous)
-        os.chmod(self.path, self.mode)
-        self._server, self._inode = server, _inode(self.path)
-        log.info("%s: serving on %s", self._name, self.path)
+        for path in self.paths:
+            os.chmod(path, self.mode)
+        self._server, self._inodes = server, {p: _inode(p) for p in self.paths}
+        log.info("%s: serving on %s", self._name, ", ".join(map(str, self.paths)))
 
     def _stop(self, grace: float | None) -> None:
         if self._server is None:
             return
+        for path in self.paths[:0:-1]:  # the later sockets first: no new work arrives
+            self._unlink_ours(path)
         self._server.stop(grace).wait()
         if self._pool is not None:  # no worker thread outlives the server
             self._pool.shutdown(wait=True, cancel_futures=True)
-        # grpc unlinks its socket on stop; a file someone else put there since is left alone.
-        if self._inode is not None and _inode(self.path) == self._inode:
-            self.path.unlink(missing_ok=True)
-        self._server, self._pool, self._inode = None, None, None
-        log.info("%s: stopped, %s removed", self._name, self.path)
+        # grpc unlinks its sockets on stop; a file someone else put there since is left alone.
+        self._unlink_ours(self.path)
+        self._server, self._pool, self._inodes = None, None, {}
+        log.info("%s: stopped, %s removed", self._name, ", ".join(map(str, self.paths)))
+
+    def _unlink_ours(self, path: Path) -> None:
+        if self._inodes.get(path) is not None and _inode(path) == self._inodes[path]:
+            path.unlink(missing_ok=True)
 
 
 def _inode(path: Path) -> int | None:

@@ -12,14 +12,18 @@ with the file's name and is left as it is.
 
 import logging
 import threading
+from typing import TYPE_CHECKING
 
 from npu_dra.app.container import Container, container_for
 from npu_dra.app.options import Settings
 from npu_dra.domain.errors import DomainError, StateError
 
+if TYPE_CHECKING:
+    from npu_dra.adapters.grpc.socket_watch import SocketWatch
+
 log = logging.getLogger(__name__)
 
-WATCH_INTERVAL_S = 1.0
+RECHECK_S = 60.0  # a socket check even with no inotify event: a backstop, not the mechanism
 
 
 class StartupError(Exception):
@@ -46,9 +50,9 @@ class KubeletPlugin:
         self._node.inventory().prefetch()  # npu-smi runs while the servers start (issue 13)
         self._restore()
         try:
-            # The registration server asks for the DRA server first: the kubelet dials the
-            # endpoint as soon as it sees the registration socket.
-            self._node.registration_server()
+            # The DRA and registration sockets, on one server: the kubelet dials the DRA
+            # endpoint as soon as it sees the registration socket, and finds it answering.
+            self._node.plugin_server()
             liveness = self._node.liveness_server()
             self._node.event_worker()
             self._node.metrics_server()
@@ -59,18 +63,36 @@ class KubeletPlugin:
             log.info("liveness on port %d", liveness.port)
 
     def serve(self, stop: threading.Event) -> None:
-        """Until `stop` is set; a socket file someone deleted is listened on again."""
-        while not stop.wait(WATCH_INTERVAL_S):
+        """Until `stop` is set; a socket file someone deleted is listened on again. Nothing
+        wakes while all is well: a thread sleeps on inotify for the sockets' directories."""
+        from npu_dra.adapters.grpc.socket_watch import SocketWatch
+
+        watch = SocketWatch(self._node.plugin_server().paths)
+        watcher = threading.Thread(
+            target=self._relisten_on_changes, args=(watch,), name="socket-watch", daemon=True
+        )
+        watcher.start()
+        try:
+            stop.wait()
+        finally:
+            watch.close()
+            watcher.join()
+            watch.release()
+
+    def _relisten_on_changes(self, watch: "SocketWatch") -> None:
+        """The watch is set when it is built: checking after it is, then after each change,
+        misses no deletion."""
+        while not watch.closed:
             self.relisten()
+            watch.wait(timeout=RECHECK_S)
 
     def relisten(self) -> None:
-        for server in (self._node.dra_server(), self._node.registration_server()):
-            server.ensure_listening()
+        self._node.plugin_server().ensure_listening()
 
     def stop(self) -> None:
-        # The node's servers and publishing first, dependents first among them (the
-        # registration socket before the DRA socket it announces, so the kubelet stops sending
-        # work before we stop serving); then what they used, the API client.
+        # The node's servers and publishing first (the registration socket goes before the DRA
+        # socket it announces, so the kubelet stops sending work before we stop serving); then
+        # what they used, the API client.
         self._container.node.container.shutdown_resources()
         self._container.shutdown_resources()
         log.info("kubelet plugin stopped")

@@ -1,10 +1,9 @@
 """The kubelet plugin's servers as DI resources (app/container.py names them): each starts
-when first asked for and stops on shutdown. The runtime asks for them in the kubelet's order
-(DRA socket serving before the registration socket appears) and shuts them down in reverse.
+when first asked for and stops on shutdown. The DRA and registration sockets share one gRPC
+server; the liveness port, when asked for, has its own.
 """
 
 from collections.abc import Iterator
-from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -34,41 +33,41 @@ DRA_WORKERS = 16
 DATA_DIR_MODE = 0o700  # the DRA socket and the checkpoint: root only, whatever the umask
 
 
-def serve_dra(
-    *, socket: Path, preparer: NodeClaims, inventory: InventorySource
+def serve_plugin_sockets(
+    *,
+    dra_socket: Path,
+    registration_socket: Path,
+    driver: str,
+    preparer: NodeClaims,
+    inventory: InventorySource,
+    state: RegistrationState,
 ) -> Iterator[UnixGrpcServer]:
-    """DRAPlugin v1 and v1beta1, and the device-health stream, on the one DRA socket."""
+    """DRAPlugin v1 and v1beta1 and the device-health stream on the DRA socket, the kubelet's
+    Registration service on the registration socket: one gRPC server for both (each server
+    costs a thread that wakes 5 times a second). Both sockets appear when it serves, so the
+    kubelet, which dials the DRA endpoint once it sees the registration socket, finds it
+    answering; on stop the registration socket goes first."""
     calls = DraCalls(preparer)
     health = DraHealthServicer(inventory)
+    registration = RegistrationServicer(
+        driver=driver, endpoint=dra_socket, versions=PLUGIN_VERSIONS, state=state
+    )
 
     def register(server: Any) -> None:
         add_dra_services(server, calls)
         add_dra_health(server, health)
+        add_registration(server, registration)
 
-    ensure_dir(socket.parent, mode=DATA_DIR_MODE, existing=True)
-    server = UnixGrpcServer(socket, register, workers=DRA_WORKERS, name="dra")
+    ensure_dir(dra_socket.parent, mode=DATA_DIR_MODE, existing=True)
+    server = UnixGrpcServer(
+        dra_socket, register, workers=DRA_WORKERS, name="dra", more_paths=(registration_socket,)
+    )
     server.start()
     try:
         yield server
     finally:
         health.close()
         server.stop(STOP_GRACE_S)
-
-
-def serve_registration(
-    *, socket: Path, driver: str, endpoint: Path, state: RegistrationState
-) -> Iterator[UnixGrpcServer]:
-    servicer = RegistrationServicer(
-        driver=driver, endpoint=endpoint, versions=PLUGIN_VERSIONS, state=state
-    )
-    server = UnixGrpcServer(
-        socket, partial(add_registration, servicer=servicer), workers=2, name="registration"
-    )
-    server.start()
-    try:
-        yield server
-    finally:
-        server.stop()
 
 
 def serve_liveness(

@@ -99,7 +99,9 @@ def test_the_static_cdi_spec_is_written_through_its_port(tmp_path: Path) -> None
     assert (tmp_path / "cdi" / "k8s.npu.huawei.com-npu.json").exists()
 
 
-def test_shutdown_stops_the_registration_socket_before_the_dra_socket(tmp_path: Path) -> None:
+def test_shutdown_removes_the_registration_socket_before_the_dra_socket_stops(
+    tmp_path: Path,
+) -> None:
     description = described(tmp_path, "chip: 910B4\ncount: 2\n")
     settings = defaults(
         hardware=Hardware("fake", description),
@@ -108,26 +110,27 @@ def test_shutdown_stops_the_registration_socket_before_the_dra_socket(tmp_path: 
         plugins_dir=Path("/tmp") / f"plg-{tmp_path.name}"[-20:],
     )
     container = container_for(settings)
-    node = container.node
-    registration = node.registration_server()  # asks for the DRA server first
-    dra = node.dra_server()
-    stopped: list[str] = []
-    for name, server in (("registration", registration), ("dra", dra)):
-        stop = server.stop
+    server = container.node.plugin_server()
+    dra, registration = server.paths
+    assert dra.name == "dra.sock"
+    assert registration.name == "npu.huawei.com-reg.sock"
+    seen_at_stop: list[tuple[bool, bool]] = []
+    grpc_server = server._server  # the one grpc.Server behind both sockets
+    stop = grpc_server.stop
 
-        def record(*args: object, _stop=stop, _name=name, **kwargs: object) -> None:  # type: ignore[no-untyped-def]
-            stopped.append(_name)
-            _stop(*args, **kwargs)
+    def record(grace: float | None) -> object:
+        seen_at_stop.append((dra.exists(), registration.exists()))
+        return stop(grace)
 
-        server.stop = record  # type: ignore[method-assign]
+    grpc_server.stop = record
     try:
-        assert dra.path.exists()
-        assert registration.path.exists()
+        assert dra.exists()
+        assert registration.exists()
     finally:
         container.shutdown_resources()
-    assert stopped == ["registration", "dra"]
-    assert not dra.path.exists()
-    assert not registration.path.exists()
+    assert seen_at_stop == [(True, False)]  # the kubelet loses the plugin, then calls stop
+    assert not dra.exists()
+    assert not registration.exists()
 
 
 PROBE = """

@@ -11,9 +11,15 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import grpc
 import pytest
 
-from npu_dra.adapters.grpc.sockets import UnixGrpcServer, check_socket_path, remove_stale
+from npu_dra.adapters.grpc.sockets import (
+    UnixGrpcServer,
+    check_socket_path,
+    remove_stale,
+    unix_target,
+)
 
 
 @pytest.fixture
@@ -100,3 +106,30 @@ def test_a_stopped_server_is_not_restarted(short_dir: Path) -> None:
 
     assert not server.ensure_listening()
     assert not server.path.exists()
+
+
+def test_one_server_on_two_sockets_serves_both_and_relistens_on_both(short_dir: Path) -> None:
+    def echo(server: Any) -> None:
+        handler = grpc.unary_unary_rpc_method_handler(lambda request, _context: request)
+        server.add_generic_rpc_handlers(
+            (grpc.method_handlers_generic_handler("t.Echo", {"Say": handler}),)
+        )
+
+    first, second = short_dir / "dra.sock", short_dir / "reg" / "reg.sock"
+    server = UnixGrpcServer(first, echo, more_paths=(second,))
+    server.start()
+    try:
+        for path in (first, second):
+            with grpc.insecure_channel(unix_target(path)) as channel:
+                assert channel.unary_unary("/t.Echo/Say")(b"hi", timeout=5) == b"hi"
+        second.unlink()
+        assert server.gone()
+
+        assert server.ensure_listening()
+        assert is_socket(first)
+        assert is_socket(second)
+        assert not server.gone()
+    finally:
+        server.stop()
+    assert not first.exists()
+    assert not second.exists()
