@@ -30,8 +30,11 @@ $(BIN)/python:
 
 # The editable install uses setuptools' "strict" mode (a link tree) because src/ is installed
 # under the name npu_dra; it is refreshed on every run so new modules are always importable.
+# Then its modules are byte-compiled, as pip does for a wheel: without it a machine that sets
+# PYTHONDONTWRITEBYTECODE compiles them again in every process the tests and benchmarks start.
 install: $(BIN)/python
 	$(BIN)/pip install -q -e '.[dev]' --config-settings editable_mode=strict
+	$(BIN)/python -m compileall -q -j 0 build/__editable__.npu_dra-*/npu_dra
 
 clean:
 	rm -rf $(VENV) build *.egg-info
