@@ -211,14 +211,22 @@ def vnpu_table(settings: Settings, probe: HardwareProbe) -> "VnpuTable | None":
 
 
 def partitioned_probe(
-    settings: Settings, probe: HardwareProbe, table: "VnpuTable | None", cluster: ClusterApi
+    settings: Settings,
+    probe: HardwareProbe,
+    table: "VnpuTable | None",
+    cluster: Callable[[], ClusterApi],
 ) -> HardwareProbe:
     """The probe whose inventory also holds the chips' vNPU layouts, where hardware and API
-    server allow (app/services/partitions.py decides, once, and logs it)."""
+    server allow (app/services/partitions.py decides, once, and logs it). The cluster API is
+    asked for only with partitions on: the first probe runs while it is being configured."""
     from npu_dra.app.services.partitions import partitioned_probe as decide
 
+    if (settings.partitions or "none") == "none":
+        return probe
     node, driver = NodeName(settings.node_name), DriverName(settings.driver_name)
-    return decide(probe, table, mode=settings.partitions, cluster=cluster, node=node, driver=driver)
+    return decide(
+        probe, table, mode=settings.partitions, cluster=cluster(), node=node, driver=driver
+    )
 
 
 def ascend_host(settings: Settings) -> "AscendHostPaths":
@@ -388,7 +396,9 @@ class NodeContainer(containers.DeclarativeContainer):
     vnpu_table = providers.Singleton(vnpu_table, settings, hardware)
     inventory = providers.Singleton(
         InventoryCache,
-        probe=providers.Singleton(partitioned_probe, settings, hardware, vnpu_table, cluster),
+        probe=providers.Singleton(
+            partitioned_probe, settings, hardware, vnpu_table, cluster.provider
+        ),
     )
 
     cdi_store = providers.Selector(
