@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from npu_dra.adapters.hardware.errors import ProbeError
+from npu_dra.adapters.hardware.npu_smi import probe as probe_module
 from npu_dra.adapters.hardware.npu_smi.probe import NpuSmiProbe
 from npu_dra.adapters.hardware.npu_smi.replay import recorded
 from npu_dra.domain.device import Health, NodeInventory
@@ -243,6 +244,23 @@ def test_a_re_probe_of_unchanged_hardware_runs_npu_smi_info_alone(tmp_path: Path
     first = probe.probe()
     assert probe.probe() is first
     assert sorted(host.npu_smi.calls()) == ["info", "info", "info -m", "info -t topo"]
+
+
+def test_a_re_probe_reading_the_same_text_does_not_parse_it_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    host = Host(tmp_path, "910B4_8npu")
+    probe = kept_probe(host)
+    first = probe.probe()
+
+    def no_parsing(text: str) -> None:
+        raise AssertionError("parsed an unchanged `npu-smi info`")
+
+    monkeypatch.setattr(probe_module, "parse_info", no_parsing)
+    assert probe.probe() is first
+    host.npu_smi.set_health(2, "Critical")
+    with pytest.raises(AssertionError, match="parsed"):  # a changed text is parsed
+        probe.probe()
 
 
 def test_a_health_change_is_seen_by_the_next_cheap_re_probe(tmp_path: Path) -> None:

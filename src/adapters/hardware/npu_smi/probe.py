@@ -60,6 +60,7 @@ class _Seen:
     dev_nodes: frozenset[int]
     host: object
     at: float
+    info_text: str = ""  # `npu-smi info` as read then: the same text needs no parsing
 
 
 class NpuSmiProbe:
@@ -92,9 +93,9 @@ class NpuSmiProbe:
     def probe(self) -> NodeInventory:
         seen = self._seen
         if seen is not None and time.monotonic() - seen.at < self._full_every:
-            info = parse_info(self._runner.run(INFO, timeout=self._timeout))
+            text = self._runner.run(INFO, timeout=self._timeout)
             unchanged = (
-                _chips(info.chips) == seen.chips
+                (text == seen.info_text or _chips(parse_info(text).chips) == seen.chips)
                 and self._dev_nodes() == seen.dev_nodes
                 and self._host.host_files() == seen.host
             )
@@ -129,7 +130,7 @@ class NpuSmiProbe:
             inventory = NodeInventory(self._node, found, host)
         except DomainError as error:
             raise ProbeError(f"npu-smi replies describe an impossible node: {error}") from error
-        self._seen = _Seen(inventory, _chips(info.chips), dev_nodes, host, began)
+        self._seen = _Seen(inventory, _chips(info.chips), dev_nodes, host, began, info_text)
         return inventory
 
     def _missing_memory(self, chips: tuple[InfoChip, ...], deadline: float) -> dict[ChipKey, int]:
