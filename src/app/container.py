@@ -123,18 +123,34 @@ def prometheus_metrics() -> "PrometheusMetrics":
     return PrometheusMetrics()
 
 
+def served_metrics(
+    settings: Settings, metrics: "Callable[[], PluginMetrics]"
+) -> "PluginMetrics | None":
+    """The series where /metrics is served (`--metrics-port`); None where nothing would ever
+    read them, so no call pays for counting and the process never imports the Prometheus
+    client."""
+    return metrics() if settings.metrics_port >= 0 else None
+
+
+def metered(inner: NodeClaims, metrics: "PluginMetrics | None") -> NodeClaims:
+    return inner if metrics is None else MeteredNodeClaims(inner, metrics)
+
+
 def running_metrics(
     *,
     settings: Settings,
-    metrics: "PrometheusMetrics",
+    metrics: "Callable[[], PrometheusMetrics]",
     inventory: InventoryCache,
     state: "RegistrationState",
     checkpoints: CheckpointStore,
 ) -> Iterator[object]:
     from npu_dra.app.kubelet_plugin.metrics_server import serve_metrics
 
+    if settings.metrics_port < 0:
+        yield None
+        return
     yield from serve_metrics(
-        metrics=metrics,
+        metrics=metrics(),
         port=settings.metrics_port,
         host=settings.healthcheck_host,
         inventory=inventory,
@@ -347,7 +363,7 @@ def running_device_plugin(
     settings: Settings,
     probe: HardwareProbe,
     static_cdi: StaticCdiSpecs,
-    metrics: "PrometheusMetrics",
+    metrics: "PluginMetrics | None",
 ) -> Iterator["DevicePluginRuntime"]:
     """Every resource served and registered, counting Allocates and device lists."""
     from npu_dra.app.device_plugin.assembly import assemble
@@ -361,13 +377,16 @@ def running_device_plugin(
 
 
 def running_device_plugin_metrics(
-    *, settings: Settings, metrics: "PrometheusMetrics", serving: "DevicePluginRuntime"
+    *,
+    settings: Settings,
+    metrics: "Callable[[], PrometheusMetrics]",
+    serving: "DevicePluginRuntime",
 ) -> Iterator[object]:
     """The device plugin's /metrics on --metrics-port (off with -1), once it serves."""
     if settings.metrics_port < 0:
         yield None
         return
-    server = metrics.serve(settings.metrics_port, settings.healthcheck_host)
+    server = metrics().serve(settings.metrics_port, settings.healthcheck_host)
     try:
         yield server
     finally:
@@ -441,13 +460,14 @@ class NodeContainer(containers.DeclarativeContainer):
     event_sink = providers.Singleton(EventSink, event_recorder)
     event_worker = providers.Resource(running_sink, event_sink)
     reporting_preparer = providers.Singleton(ClaimFailureEvents, preparer, event_sink)
-    metered_preparer = providers.Singleton(MeteredNodeClaims, reporting_preparer, metrics)
+    counted = providers.Singleton(served_metrics, settings, metrics.provider)
+    metered_preparer = providers.Singleton(metered, reporting_preparer, counted)
     maintainer = providers.Singleton(
         PoolMaintainer,
         inventory=inventory,
         publisher=publisher,
         interval_s=settings.provided.health_interval,
-        metrics=metrics,
+        metrics=counted,
         backend=settings.provided.hardware.kind,
         events=event_sink,
     )
@@ -470,7 +490,7 @@ class NodeContainer(containers.DeclarativeContainer):
     metrics_server = providers.Resource(
         running_metrics,
         settings=settings,
-        metrics=metrics,
+        metrics=metrics.provider,
         inventory=inventory,
         state=registration,
         checkpoints=checkpoint_store,
@@ -482,10 +502,13 @@ class NodeContainer(containers.DeclarativeContainer):
         settings=settings,
         probe=hardware,
         static_cdi=static_cdi,
-        metrics=metrics,
+        metrics=counted,
     )
     device_plugin_metrics = providers.Resource(
-        running_device_plugin_metrics, settings=settings, metrics=metrics, serving=device_plugin
+        running_device_plugin_metrics,
+        settings=settings,
+        metrics=metrics.provider,
+        serving=device_plugin,
     )
 
 

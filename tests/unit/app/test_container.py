@@ -8,6 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import attrs
 import pytest
 
 from npu_dra.adapters.hardware.errors import ProbeError
@@ -165,3 +166,28 @@ def test_discover_imports_neither_grpc_nor_the_kubernetes_client(tmp_path: Path)
     assert "grpc" not in modules
     assert "kubernetes" not in modules
     assert "dependency_injector" in modules  # it did go through the container
+
+
+def test_without_a_metrics_port_no_series_are_built_or_counted(tmp_path: Path) -> None:
+    from dependency_injector import providers
+
+    from npu_dra.app.services.metered import MeteredNodeClaims
+
+    def never() -> None:
+        raise AssertionError("Prometheus series built with no /metrics to serve them")
+
+    settings = defaults(
+        hardware=Hardware("fake", described(tmp_path, "chip: 910B4\ncount: 2\n")),
+        cluster="memory",
+        metrics_port=-1,
+    )
+    container = container_for(settings)
+    container.metrics.override(providers.Callable(never))
+    node = container.node
+    assert not isinstance(node.metered_preparer(), MeteredNodeClaims)
+    node.maintainer()
+    assert node.metrics_server() is None
+    node.hardware()
+
+    counting = container_for(attrs.evolve(settings, metrics_port=0))
+    assert isinstance(counting.node.metered_preparer(), MeteredNodeClaims)
