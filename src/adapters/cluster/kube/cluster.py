@@ -22,7 +22,7 @@ from typing import Any
 from kubernetes import client
 from kubernetes.client import ApiException
 
-from npu_dra.adapters.cluster.kube.raw import RawResourceApi
+from npu_dra.adapters.cluster.kube.raw import RawResourceApi, raw_call
 from npu_dra.adapters.cluster.kube.retry import Deadline, StaleRead, with_retries
 from npu_dra.adapters.cluster.kube.watch import SliceWatch
 from npu_dra.adapters.kube_shapes.claims import claim_from_api, device_class_from_api
@@ -219,17 +219,7 @@ class KubeCluster:
             core: Any = client.CoreV1Api(api)
             found = core.read_node(node, _preload_content=False, _request_timeout=timeout)
             return dict(json.loads(found.data))
-        request = api.param_serialize(
-            method="GET",
-            resource_path="/api/v1/nodes/{name}",
-            path_params={"name": node},
-            header_params={"Accept": "application/json"},
-            auth_settings=["BearerToken"],
-        )
-        response = api.call_api(*request, _request_timeout=timeout)
-        response.read()
-        if not 200 <= response.status <= 299:
-            raise ApiException.from_response(http_resp=response, body=None, data=None)
+        response = raw_call(api, "GET", "/api/v1/nodes/{name}", {"name": node}, timeout)
         return dict(json.loads(response.data))
 
     def _list(

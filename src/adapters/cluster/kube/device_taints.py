@@ -14,6 +14,7 @@ from typing import Any
 from kubernetes import client
 
 from npu_dra.adapters.cluster.kube.cluster import single_try
+from npu_dra.adapters.cluster.kube.raw import RawResourceApi
 from npu_dra.adapters.cluster.kube.retry import Deadline, with_retries
 from npu_dra.adapters.kube_shapes.slices import API_VERSION
 from npu_dra.domain.ids import DriverName, NodeName
@@ -47,16 +48,13 @@ class KubeDeviceTaintSupport:
         self._budget = retry_budget_s
 
     @functools.cached_property
-    def _resource(self) -> Any:  # built on first use, as KubeCluster's is
-        return client.ResourceV1Api(self._api)
+    def _resource(self) -> RawResourceApi:  # not ResourceV1Api: its models cost ~6 MiB
+        return RawResourceApi(self._api)
 
     def serves_device_taints(self, *, node: NodeName, driver: DriverName) -> bool:
         def ask(deadline: Deadline) -> bool:
             response = self._resource.create_resource_slice(
-                probe_slice(node, driver),
-                dry_run="All",
-                _preload_content=False,
-                _request_timeout=deadline.timeout(),
+                probe_slice(node, driver), dry_run="All", _request_timeout=deadline.timeout()
             )
             stored: dict[str, Any] = json.loads(response.data)
             return keeps_taints(stored)

@@ -109,21 +109,36 @@ class RawResourceApi:
         query: list[tuple[str, Any]] | None = None,
         body: dict[str, Any] | None = None,
     ) -> Any:
-        headers = {"Accept": JSON}
-        if body is not None:
-            headers["Content-Type"] = JSON
-        api: Any = self._api
-        request = api.param_serialize(
-            method=method,
-            resource_path=path,
-            path_params=path_params,
-            query_params=query or [],
-            header_params=headers,
-            body=body,
-            auth_settings=["BearerToken"],
-        )
-        response = api.call_api(*request, _request_timeout=timeout)
-        if not 200 <= response.status <= 299:
-            response.read()
-            raise ApiException.from_response(http_resp=response, body=None, data=None)
-        return response.response
+        return raw_call(self._api, method, path, path_params, timeout, query=query, body=body)
+
+
+def raw_call(
+    api: ApiClient,
+    method: str,
+    path: str,
+    path_params: dict[str, str],
+    timeout: Any,
+    *,
+    query: list[tuple[str, Any]] | None = None,
+    body: dict[str, Any] | None = None,
+) -> Any:
+    """One call as the generated methods make it (JSON, the client's bearer token), answering
+    the urllib3 response; a non-2xx status is raised as ApiException."""
+    headers = {"Accept": JSON}
+    if body is not None:
+        headers["Content-Type"] = JSON
+    client: Any = api
+    request = client.param_serialize(
+        method=method,
+        resource_path=path,
+        path_params=path_params,
+        query_params=query or [],
+        header_params=headers,
+        body=body,
+        auth_settings=["BearerToken"],
+    )
+    response = client.call_api(*request, _request_timeout=timeout)
+    if not 200 <= response.status <= 299:
+        response.read()
+        raise ApiException.from_response(http_resp=response, body=None, data=None)
+    return response.response
