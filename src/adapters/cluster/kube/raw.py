@@ -33,13 +33,15 @@ class RawResourceApi:
         _preload_content: bool = False,
     ) -> Any:
         path = f"{GROUP}/namespaces/{{namespace}}/resourceclaims/{{name}}"
-        return self._call("GET", path, {"name": name, "namespace": namespace}, _request_timeout)
+        return raw_call(
+            self._api, "GET", path, {"name": name, "namespace": namespace}, _request_timeout
+        )
 
     def read_device_class(
         self, name: str, *, _request_timeout: Any = None, _preload_content: bool = False
     ) -> Any:
         path = f"{GROUP}/deviceclasses/{{name}}"
-        return self._call("GET", path, {"name": name}, _request_timeout)
+        return raw_call(self._api, "GET", path, {"name": name}, _request_timeout)
 
     def list_resource_slice(
         self,
@@ -63,7 +65,9 @@ class RawResourceApi:
             )
             if value is not None
         ]
-        return self._call("GET", f"{GROUP}/resourceslices", {}, _request_timeout, query=query)
+        return raw_call(
+            self._api, "GET", f"{GROUP}/resourceslices", {}, _request_timeout, query=query
+        )
 
     def create_resource_slice(
         self,
@@ -75,7 +79,7 @@ class RawResourceApi:
     ) -> Any:
         query = [("dryRun", dry_run)] if dry_run is not None else []
         path = f"{GROUP}/resourceslices"
-        return self._call("POST", path, {}, _request_timeout, query=query, body=body)
+        return raw_call(self._api, "POST", path, {}, _request_timeout, query=query, body=body)
 
     def replace_resource_slice(
         self,
@@ -86,7 +90,7 @@ class RawResourceApi:
         _preload_content: bool = False,
     ) -> Any:
         path = f"{GROUP}/resourceslices/{{name}}"
-        return self._call("PUT", path, {"name": name}, _request_timeout, body=body)
+        return raw_call(self._api, "PUT", path, {"name": name}, _request_timeout, body=body)
 
     def delete_resource_slice(
         self,
@@ -97,19 +101,7 @@ class RawResourceApi:
         _preload_content: bool = False,
     ) -> Any:
         path = f"{GROUP}/resourceslices/{{name}}"
-        return self._call("DELETE", path, {"name": name}, _request_timeout, body=body)
-
-    def _call(
-        self,
-        method: str,
-        path: str,
-        path_params: dict[str, str],
-        timeout: Any,
-        *,
-        query: list[tuple[str, Any]] | None = None,
-        body: dict[str, Any] | None = None,
-    ) -> Any:
-        return raw_call(self._api, method, path, path_params, timeout, query=query, body=body)
+        return raw_call(self._api, "DELETE", path, {"name": name}, _request_timeout, body=body)
 
 
 def raw_call(
