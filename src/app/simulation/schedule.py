@@ -12,7 +12,8 @@ the other choices are reported with the decision.
 """
 
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from functools import partial
 
 import attrs
 
@@ -27,7 +28,7 @@ from npu_dra.domain.scheduling.allocator import (
 )
 from npu_dra.domain.scheduling.matcher import Matcher
 from npu_dra.domain.scheduling.placement import Placement, filter_reason
-from npu_dra.domain.scheduling.pools import walk_orders
+from npu_dra.domain.scheduling.pools import Pool, walk_orders
 
 NO_FIT = "cannot allocate all claims"
 UNDECIDED = "allocation search exceeded simulate's step budget"
@@ -60,6 +61,14 @@ def schedule_pod(
     pending = [c for c in claims if c.allocation is None]
     pinned = {c.allocation.node_name for c in claims if c.allocation and c.allocation.node_name}
     per_node = _needs_per_node_check(placement) or bool(pinned)
+    attempt = partial(
+        allocate_claims,
+        pending,
+        classes=classes,
+        allocated=index.allocated,
+        matcher=matcher,
+        budget=budget,
+    )
     reasons: Counter[str] = Counter()
     fitting: list[tuple[int, str, NodeState, tuple[Allocation, ...]]] = []
     for key in sorted(index.classes, key=index.least_loaded):
@@ -68,15 +77,7 @@ def schedule_pod(
             continue
         representative = passing[0] if per_node else index.representative(key)
         try:
-            found = allocate_claims(
-                pending,
-                node=NodeName(representative.node.name),
-                pools=representative.pools,
-                classes=classes,
-                allocated=index.allocated,
-                matcher=matcher,
-                budget=budget,
-            )
+            found = attempt(node=NodeName(representative.node.name), pools=representative.pools)
         except AllocationError as error:
             return Decision(None, status="Error", reason=str(error))
         except SearchBudgetExceeded:
@@ -95,9 +96,8 @@ def schedule_pod(
         return Decision(None, status=status, reason=f"0/{total} nodes are available: {text}")
     _, name, representative, found = min(fitting, key=lambda f: (f[0], f[1]))
     target = index.nodes[name]
-    others = _other_choices(
-        pending, representative, found, classes=classes, index=index, matcher=matcher, budget=budget
-    )
+    on_node = partial(attempt, node=NodeName(representative.node.name))
+    others = _other_choices(on_node, representative.pools, found)
     note = f"{reasons[UNDECIDED]} node(s) undecided: {UNDECIDED}" if reasons[UNDECIDED] else None
     return Decision(
         name,
@@ -120,30 +120,17 @@ def _placed(
 
 
 def _other_choices(
-    pending: Sequence[ResourceClaim],
-    node: NodeState,
+    allocate: Callable[..., tuple[Allocation, ...] | None],
+    pools: tuple[Pool, ...],
     found: tuple[Allocation, ...],
-    *,
-    classes: Mapping[DeviceClassName, DeviceClass],
-    index: ClusterIndex,
-    matcher: Matcher,
-    budget: int,
 ) -> list[tuple[Allocation, ...]]:
-    """The distinct allocations other walk orders give on this node (none when it has one
-    slice, the common case)."""
+    """The distinct allocations `allocate` (on one node) gives when the node's pools and slices
+    are walked in the other orders (none when it has one slice, the common case)."""
     seen = {_devices(found)}
     others = []
-    for pools in walk_orders(node.pools):
+    for order in walk_orders(pools):
         try:
-            other = allocate_claims(
-                pending,
-                node=NodeName(node.node.name),
-                pools=pools,
-                classes=classes,
-                allocated=index.allocated,
-                matcher=matcher,
-                budget=budget,
-            )
+            other = allocate(pools=order)
         except (AllocationError, SearchBudgetExceeded):
             continue
         if other is not None and _devices(other) not in seen:
