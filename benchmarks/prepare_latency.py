@@ -19,7 +19,8 @@ from typing import Any
 from dependency_injector import providers
 
 from npu_dra.adapters.hardware.fake import FakeHardware
-from npu_dra.app.kubelet_plugin.runtime import KubeletPlugin, build_container
+from npu_dra.app.container import container_for
+from npu_dra.app.kubelet_plugin.runtime import KubeletPlugin
 from npu_dra.app.options import Hardware, Settings, defaults
 from npu_dra.domain.claims import ClaimRef
 from npu_dra.domain.device import NodeInventory
@@ -108,7 +109,9 @@ def _report(dra: Any, refs: list[ClaimRef]) -> None:
 
 def main() -> None:
     scratch = Path(tempfile.mkdtemp(prefix="npd-bench-", dir="/tmp"))
-    container = build_container(_settings(scratch))
+    # The counting probe replaces the hardware before anything reads it (build_container would
+    # start the first probe at once, on the settings' hardware).
+    container = container_for(_settings(scratch))
     probe = CountingProbe(FakeHardware({"chip": "910B4", "count": DEVICES}, node=NodeName(NODE)))
     container.node.hardware.override(providers.Object(probe))
     plugin = KubeletPlugin(container)
