@@ -30,6 +30,7 @@ def run(args: argparse.Namespace) -> int:
     settings = settings_from(args)
     logs.configure(level=settings.log_level, fmt=settings.log_format)
     from npu_dra.app.container import container_for
+    from npu_dra.app.heap import freeze_startup_heap
     from npu_dra.app.signals import stop_on_signals
     from npu_dra.domain.errors import DomainError
 
@@ -41,6 +42,7 @@ def run(args: argparse.Namespace) -> int:
         log.error("cannot start the device plugin: %s", error)
         container.shutdown_resources()
         return CANNOT_START
+    freeze_startup_heap()
     try:
         stop.wait()
     finally:

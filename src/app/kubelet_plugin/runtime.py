@@ -15,6 +15,7 @@ import threading
 from typing import TYPE_CHECKING
 
 from npu_dra.app.container import Container, container_for
+from npu_dra.app.heap import freeze_startup_heap
 from npu_dra.app.options import Settings
 from npu_dra.domain.errors import DomainError, StateError
 
@@ -129,6 +130,7 @@ def run(settings: Settings, stop: threading.Event) -> int:
         return 1
     try:
         plugin.start()
+        freeze_startup_heap()
         log.info("kubelet plugin %s serving on node %s", settings.driver_name, settings.node_name)
         plugin.serve(stop)
     except StartupError as error:
