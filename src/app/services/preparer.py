@@ -32,7 +32,7 @@ from typing import Protocol, runtime_checkable
 import attrs
 
 from npu_dra.app.services.call_log import CallLog
-from npu_dra.app.services.claim_fetch import Fetched, fetch_claims
+from npu_dra.app.services.claim_fetch import Fetched, ReadWorkers, fetch_claims
 from npu_dra.app.services.group_commit import GroupCommit
 from npu_dra.app.services.inflight import InFlight, PendingPrepare
 from npu_dra.app.services.inventory import InventoryCache
@@ -91,6 +91,7 @@ class ClaimPreparer:
         self._profile = profile
         self._fetch_deadline = fetch_deadline_s
         self._fetch_workers = fetch_workers
+        self._readers = ReadWorkers()
         self._state = GroupCommit(
             lambda checkpoint: checkpoints.save(checkpoint=checkpoint), Checkpoint()
         )
@@ -111,7 +112,8 @@ class ClaimPreparer:
                 fresh,
                 lambda ref: self._cluster.get_claim(ref=ref),
                 deadline_s=self._fetch_deadline,
-                workers=self._fetch_workers,
+                concurrency=self._fetch_workers,
+                workers=self._readers,
             )
             with self._lock:
                 before = self._checkpoint()
