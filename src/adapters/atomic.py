@@ -25,8 +25,11 @@ def atomic_write(
     flush: bool = True,
 ) -> None:
     directory = path.parent
-    ensure_dir(directory, mode=dir_mode)
-    fd, temp = tempfile.mkstemp(prefix=temp_prefix, suffix=TEMP_SUFFIX, dir=directory)
+    try:
+        fd, temp = tempfile.mkstemp(prefix=temp_prefix, suffix=TEMP_SUFFIX, dir=directory)
+    except FileNotFoundError:  # created on first use (or again, if someone removed it)
+        ensure_dir(directory, mode=dir_mode)
+        fd, temp = tempfile.mkstemp(prefix=temp_prefix, suffix=TEMP_SUFFIX, dir=directory)
     try:
         with os.fdopen(fd, "wb") as out:
             out.write(data)

@@ -156,8 +156,12 @@ class FileCheckpointStore:
         self._lines, self._good_size, self._torn, self._journaled = 0, 0, False, True
 
     def _append(self, line: bytes) -> None:
-        ensure_dir(self.journal.parent, mode=DIR_MODE)
-        fd = os.open(self.journal, os.O_WRONLY | os.O_CREAT, CHECKPOINT_MODE)
+        flags = os.O_WRONLY | os.O_CREAT
+        try:
+            fd = os.open(self.journal, flags, CHECKPOINT_MODE)
+        except FileNotFoundError:  # its directory is gone: make it, the journal starts again
+            ensure_dir(self.journal.parent, mode=DIR_MODE)
+            fd = os.open(self.journal, flags, CHECKPOINT_MODE)
         try:
             if self._torn:  # cut the line a crash left, so that ours follows a whole one
                 os.ftruncate(fd, self._good_size)
