@@ -144,11 +144,11 @@ def running_metrics(
     state: "RegistrationState",
     checkpoints: CheckpointStore,
 ) -> Iterator[object]:
-    from npu_dra.app.kubelet_plugin.metrics_server import serve_metrics
-
-    if settings.metrics_port < 0:
+    if settings.metrics_port < 0:  # and the Prometheus client is never imported
         yield None
         return
+    from npu_dra.app.kubelet_plugin.metrics_server import serve_metrics
+
     yield from serve_metrics(
         metrics=metrics(),
         port=settings.metrics_port,

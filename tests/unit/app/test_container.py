@@ -191,3 +191,28 @@ def test_without_a_metrics_port_no_series_are_built_or_counted(tmp_path: Path) -
 
     counting = container_for(attrs.evolve(settings, metrics_port=0))
     assert isinstance(counting.node.metered_preparer(), MeteredNodeClaims)
+
+
+NO_PORT = """
+import sys
+from pathlib import Path
+from npu_dra.app.container import container_for
+from npu_dra.app.options import Hardware, defaults
+settings = defaults(hardware=Hardware("fake", Path(sys.argv[1])), cluster="memory")
+node = container_for(settings).node
+node.metered_preparer()
+assert node.metrics_server() is None
+node.shutdown_resources()
+print("prometheus_client" in sys.modules)
+"""
+
+
+def test_without_a_metrics_port_the_prometheus_client_is_not_imported(tmp_path: Path) -> None:
+    description = described(tmp_path, "chip: 910B4\ncount: 2\n")
+    loaded = subprocess.run(
+        [sys.executable, "-c", NO_PORT, str(description)],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.splitlines()[-1]
+    assert loaded == "False"
