@@ -9,6 +9,7 @@ from __future__ import annotations
 import contextlib
 import shutil
 import subprocess
+import sys
 import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -97,6 +98,35 @@ def go_test_driver(binary: Path, node: str, kubeconfig: Path) -> Iterator[Runnin
             tuple(f"device-{n:02d}" for n in range(DEVICES)),
             root / "registry",
             spawn_plugin(argv, log),
+            log,
+        )
+        try:
+            yield plugin
+        finally:
+            plugin.stop()
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+
+
+FLOOR_DRIVER = "floor.example.com"
+
+
+@contextlib.contextmanager
+def grpc_floor() -> Iterator[Running]:
+    """benchmarks/_grpc_floor.py: grpcio serving canned DRA answers, nothing else."""
+    root = Path(tempfile.mkdtemp(prefix="npd-floor-", dir="/tmp"))
+    for directory in ("registry", "plugin"):
+        (root / directory).mkdir()
+    script = Path(__file__).with_name("_grpc_floor.py")
+    argv = [sys.executable, str(script), str(root / "registry"), str(root / "plugin")]
+    log = root / "floor.log"
+    try:
+        plugin = Running(
+            "floor",
+            FLOOR_DRIVER,
+            tuple(f"device-{n:02d}" for n in range(DEVICES)),
+            root / "registry",
+            spawn_plugin([*argv, FLOOR_DRIVER], log),
             log,
         )
         try:

@@ -23,6 +23,10 @@ except for prepares/s).
 * Allocate p50/p99 of npu-dra's classic device plugin (1 device per call, tests/support/
   kubelet_dp.py); the Go test driver has no classic counterpart.
 
+A third column, py-gRPC floor, runs the same phases against benchmarks/_grpc_floor.py: grpcio
+serving canned answers (no API read, no disk), the least any plugin on grpcio can cost; its
+distance to Go is the library's, the rest of npu-dra's is npu-dra's own.
+
 The Go driver's client rate limit is raised (see _contenders.GO_QPS) so that the plugins' work is
 compared, not client-go's token bucket. NPU_DRA_BENCH_SCALE (default 1) scales the calls and
 seconds of every phase, NPU_DRA_BENCH_ROUNDS (default 3) the rounds.
@@ -56,6 +60,7 @@ from benchmarks._contenders import (
     GO_QPS,
     Running,
     go_test_driver,
+    grpc_floor,
     npu_dra,
 )
 from benchmarks._procstat import cpu_s, rss_mib, run_s, threads
@@ -77,6 +82,7 @@ ALLOCATE_CALLS = max(10, int(200 * SCALE))
 NAMESPACE = "vs-go"
 TEST_DRIVER_SCRIPT = Path(__file__).parent.parent / "tests/e2e/k8s/build-test-driver.sh"
 LABELS = ("npu-dra", "Go")
+FLOOR = "floor"  # benchmarks/_grpc_floor.py: grpcio answering canned replies, a column of its own
 
 
 @dataclass
@@ -101,7 +107,10 @@ class Table:
         self.rows[metric].setdefault(label, []).append(value)
 
     def print(self) -> None:
-        head = f"  {'metric':<44} {'npu-dra min/med/max':>24} {'Go min/med/max':>24} {'ratio':>6}"
+        head = (
+            f"  {'metric':<44} {'npu-dra min/med/max':>24} {'Go min/med/max':>24} {'ratio':>6}"
+            f" {'py-gRPC floor':>13}"
+        )
         print(head)
         for metric, by_label in self.rows.items():
             cells = [_cell(by_label.get(label)) for label in LABELS]
@@ -109,8 +118,10 @@ class Table:
             ratio = "n/a"
             if ours and theirs and statistics.median(theirs):
                 ratio = f"{statistics.median(ours) / statistics.median(theirs):.2f}"
+            floor = by_label.get(FLOOR)
+            low = _fmt(statistics.median(floor)) if floor else "n/a"
             name = f"{metric} ({self.units[metric]})"
-            print(f"  {name:<44} {cells[0]:>24} {cells[1]:>24} {ratio:>6}")
+            print(f"  {name:<44} {cells[0]:>24} {cells[1]:>24} {ratio:>6} {low:>13}")
 
 
 def _cell(samples: list[float] | None) -> str:
@@ -324,6 +335,12 @@ def _round(number: int, plane: ControlPlane, go_binary: Path, table: Table) -> N
             session = _start(plane, node, partial(launchers[label], stack, node), table, label)
             stack.callback(session.dra.close)
             sessions.append(session)
+        floor = stack.enter_context(grpc_floor())
+        dra = Kubelet(floor.registry).register("v1")
+        stack.callback(dra.close)
+        table.add("RSS after start", "MiB", FLOOR, rss_mib(floor.pid))
+        canned = [WireClaim(NAMESPACE, f"floor-{n}", f"floor-uid-{n}") for n in range(DEVICES)]
+        sessions.append(Session(floor, dra, canned))
         for phase in (_per_call_phases, _throughput, _memory_after_prepares):
             for session in sessions:
                 phase(session, table)
