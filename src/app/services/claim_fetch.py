@@ -30,53 +30,77 @@ IDLE_EXIT_S = 5.0  # a burst of calls leaves its extra readers for no longer
 MAX_THREADS = 64
 
 
+class _Idle:
+    """A worker waiting for a task: `submit` hands it one and sets `ready`."""
+
+    __slots__ = ("ready", "task")
+
+    def __init__(self) -> None:
+        self.ready = threading.Event()
+        self.task: Callable[[], None] | None = None
+
+
 class ReadWorkers:
     """Daemon threads that run submitted tasks; a task is never left waiting for a busy one
-    while fewer than `max_threads` exist."""
+    while fewer than `max_threads` exist. The worker idle the shortest takes the next task, so
+    after a burst the extra ones stay idle and end."""
 
     def __init__(self, *, idle_exit_s: float = IDLE_EXIT_S, max_threads: int = MAX_THREADS):
         self._idle_exit = idle_exit_s
         self._max = max_threads
-        self._changed = threading.Condition()
-        self._tasks: collections.deque[Callable[[], None]] = collections.deque()
-        self._idle = 0  # workers waiting for a task
+        self._lock = threading.Lock()
+        self._idle: list[_Idle] = []  # a stack: the last one to become idle is woken first
+        self._queued: collections.deque[Callable[[], None]] = collections.deque()
         self._threads = 0
         self._started = 0  # names the threads
 
     @property
     def threads(self) -> int:
-        with self._changed:
+        with self._lock:
             return self._threads
 
     def submit(self, task: Callable[[], None]) -> None:
-        with self._changed:
-            self._tasks.append(task)
-            if len(self._tasks) <= self._idle or self._threads >= self._max:
-                self._changed.notify()
+        with self._lock:
+            if self._idle:
+                waiting = self._idle.pop()
+                waiting.task = task
+                waiting.ready.set()
+                return
+            if self._threads >= self._max:
+                self._queued.append(task)  # the next worker to finish takes it
                 return
             self._threads += 1
             self._started += 1
             name = f"claim-get-{self._started}"
         try:
-            threading.Thread(target=self._work, name=name, daemon=True).start()
-        except RuntimeError:  # no thread to be had: the queued task waits for a busy worker
-            with self._changed:
+            threading.Thread(target=self._work, args=(task,), name=name, daemon=True).start()
+        except RuntimeError:  # no thread to be had: a busy worker takes the task when done
+            with self._lock:
                 self._threads -= 1
-            log.warning("cannot start a claim-read thread; %d busy ones will read", self._threads)
+                self._queued.append(task)
+            log.warning("cannot start a claim-read thread; the busy ones will read")
 
-    def _work(self) -> None:
+    def _work(self, task: Callable[[], None]) -> None:
+        me = _Idle()
         while True:
-            with self._changed:
-                self._idle += 1
-                try:
-                    while not self._tasks:
-                        if not self._changed.wait(self._idle_exit) and not self._tasks:
-                            self._threads -= 1
-                            return
-                finally:
-                    self._idle -= 1
-                task = self._tasks.popleft()
-            task()
+            try:
+                task()
+            except Exception:  # the tasks catch their own errors; never lose the worker
+                log.exception("a claim-read task failed")
+            with self._lock:
+                if self._queued:
+                    task = self._queued.popleft()
+                    continue
+                me.ready.clear()
+                self._idle.append(me)
+            if not me.ready.wait(self._idle_exit):
+                with self._lock:
+                    if not me.ready.is_set():  # no task arrived in time: end
+                        self._idle.remove(me)
+                        self._threads -= 1
+                        return
+            assert me.task is not None
+            task, me.task = me.task, None
 
 
 def fetch_claims(

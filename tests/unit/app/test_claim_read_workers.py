@@ -67,3 +67,29 @@ def test_idle_workers_end() -> None:
     assert not thread.is_alive()
     assert workers.threads == 0
     run_and_wait(workers)  # and a later task starts one again
+
+
+def test_after_a_burst_one_worker_serves_and_the_extra_ones_end() -> None:
+    workers = ReadWorkers(idle_exit_s=0.3)
+    release = threading.Event()
+    started = threading.Semaphore(0)
+
+    def held() -> None:
+        started.release()
+        release.wait(timeout=30)
+
+    for _ in range(4):
+        workers.submit(held)
+    for _ in range(4):
+        assert started.acquire(timeout=10)
+    assert workers.threads == 4
+    release.set()
+    assert wait_until(lambda: workers.threads == 4)
+    time.sleep(0.05)  # all four idle again
+    serving = set()
+    deadline = time.monotonic() + 1.0  # calls one after another, for longer than idle_exit_s
+    while time.monotonic() < deadline:
+        serving.add(run_and_wait(workers))
+        time.sleep(0.01)
+    assert len(serving) == 1
+    assert wait_until(lambda: workers.threads == 1)
