@@ -14,17 +14,26 @@ def cpu_s(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / _TICKS  # utime, stime (fields 14, 15)
 
 
-def run_s(pid: int) -> float:
-    """Seconds the process's live threads have been on a CPU, to the nanosecond
-    (/proc/<pid>/task/*/schedstat): for small amounts, such as a minute's idle CPU, that the
-    10 ms accounting tick of `cpu_s` cannot resolve. A thread that ended takes its time along."""
-    total = 0
+def thread_run_ns(pid: int) -> dict[str, int]:
+    """Nanoseconds on a CPU of each live thread, by thread id (/proc/<pid>/task/*/schedstat):
+    for small amounts, such as a minute's idle CPU, that the 10 ms accounting tick of `cpu_s`
+    cannot resolve."""
+    found: dict[str, int] = {}
     for task in Path(f"/proc/{pid}/task").iterdir():
         try:
-            total += int((task / "schedstat").read_text().split()[0])
+            found[task.name] = int((task / "schedstat").read_text().split()[0])
         except (OSError, IndexError, ValueError):  # the thread ended meanwhile
             continue
-    return total / 1e9
+    return found
+
+
+def run_since(pid: int, before: dict[str, int]) -> float:
+    """Seconds on a CPU since `before` (thread_run_ns): threads alive then and now count their
+    difference, threads started since count whole. A thread that ended meanwhile counts nothing
+    (summing live threads instead would subtract its whole past: an idle window in which a
+    worker from the busy phase ends would come out negative)."""
+    now = thread_run_ns(pid)
+    return sum(ns - before.get(tid, 0) for tid, ns in now.items()) / 1e9
 
 
 def _status(pid: int, key: str) -> str:

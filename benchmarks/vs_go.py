@@ -63,7 +63,7 @@ from benchmarks._contenders import (
     grpc_floor,
     npu_dra,
 )
-from benchmarks._procstat import cpu_s, rss_mib, run_s, threads
+from benchmarks._procstat import cpu_s, rss_mib, run_since, thread_run_ns, threads
 from tests.e2e.plugin_process import fake_node, spawn_plugin
 from tests.support.controlplane import ControlPlane, build_binaries, wait_for
 from tests.support.kubelet import DraClient, Kubelet, WireClaim, allocated_claim
@@ -271,10 +271,10 @@ def _memory_after_prepares(session: Session, table: Table) -> None:
 
 
 def _idle(sessions: Sequence[Session], table: Table) -> None:
-    before = [run_s(s.plugin.pid) for s in sessions]
+    before = [thread_run_ns(s.plugin.pid) for s in sessions]
     time.sleep(IDLE_S)
     for session, cpu in zip(sessions, before, strict=True):
-        used = run_s(session.plugin.pid) - cpu
+        used = run_since(session.plugin.pid, cpu)
         table.add("idle CPU per 60 s", "ms", session.plugin.label, used * 1e3 * 60 / IDLE_S)
 
 
