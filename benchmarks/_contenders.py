@@ -11,7 +11,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -75,37 +75,24 @@ def npu_dra(node: str, kubeconfig: Path) -> Iterator[Running]:
 
 @contextlib.contextmanager
 def go_test_driver(binary: Path, node: str, kubeconfig: Path) -> Iterator[Running]:
-    root = Path(tempfile.mkdtemp(prefix="npd-go-", dir="/tmp"))  # short: sockets live under it
-    argv = [
-        str(binary),
-        f"--kubeconfig={kubeconfig}",
-        f"--kube-api-qps={GO_QPS}",
-        f"--kube-api-burst={GO_BURST}",
-        "kubelet-plugin",
-        f"--node-name={node}",
-        f"--plugin-registration-path={root / 'registry'}",
-        f"--datadir={root / 'plugins'}",
-        f"--cdi-dir={root / 'cdi'}",
-        f"--num-devices={DEVICES}",
-    ]
-    log = root / "plugin.log"
-    for directory in ("registry", f"plugins/{GO_DRIVER}", "cdi"):  # as its DaemonSet mounts them
-        (root / directory).mkdir(parents=True)
-    try:
-        plugin = Running(
-            "Go",
-            GO_DRIVER,
-            tuple(f"device-{n:02d}" for n in range(DEVICES)),
-            root / "registry",
-            spawn_plugin(argv, log),
-            log,
-        )
-        try:
-            yield plugin
-        finally:
-            plugin.stop()
-    finally:
-        shutil.rmtree(root, ignore_errors=True)
+    def argv(root: Path) -> list[str]:
+        return [
+            str(binary),
+            f"--kubeconfig={kubeconfig}",
+            f"--kube-api-qps={GO_QPS}",
+            f"--kube-api-burst={GO_BURST}",
+            "kubelet-plugin",
+            f"--node-name={node}",
+            f"--plugin-registration-path={root / 'registry'}",
+            f"--datadir={root / 'plugins'}",
+            f"--cdi-dir={root / 'cdi'}",
+            f"--num-devices={DEVICES}",
+        ]
+
+    # the directories its DaemonSet mounts
+    directories = ("registry", f"plugins/{GO_DRIVER}", "cdi")
+    with _scratch_process("Go", GO_DRIVER, "npd-go-", directories, argv) as plugin:
+        yield plugin
 
 
 FLOOR_DRIVER = "floor.example.com"
@@ -114,19 +101,43 @@ FLOOR_DRIVER = "floor.example.com"
 @contextlib.contextmanager
 def grpc_floor() -> Iterator[Running]:
     """benchmarks/_grpc_floor.py: grpcio serving canned DRA answers, nothing else."""
-    root = Path(tempfile.mkdtemp(prefix="npd-floor-", dir="/tmp"))
-    for directory in ("registry", "plugin"):
-        (root / directory).mkdir()
     script = Path(__file__).with_name("_grpc_floor.py")
-    argv = [sys.executable, str(script), str(root / "registry"), str(root / "plugin")]
-    log = root / "floor.log"
-    try:
-        plugin = Running(
-            "floor",
+
+    def argv(root: Path) -> list[str]:
+        return [
+            sys.executable,
+            str(script),
+            str(root / "registry"),
+            str(root / "plugin"),
             FLOOR_DRIVER,
+        ]
+
+    directories = ("registry", "plugin")
+    with _scratch_process("floor", FLOOR_DRIVER, "npd-floor-", directories, argv) as plugin:
+        yield plugin
+
+
+@contextlib.contextmanager
+def _scratch_process(
+    label: str,
+    driver: str,
+    prefix: str,
+    directories: tuple[str, ...],
+    argv: Callable[[Path], list[str]],
+) -> Iterator[Running]:
+    """`argv(root)` run with a fresh scratch root holding `directories` (short: sockets live
+    under it; removed afterwards) and its registration directory at root/registry."""
+    root = Path(tempfile.mkdtemp(prefix=prefix, dir="/tmp"))
+    try:
+        for directory in directories:
+            (root / directory).mkdir(parents=True)
+        log = root / "plugin.log"
+        plugin = Running(
+            label,
+            driver,
             tuple(f"device-{n:02d}" for n in range(DEVICES)),
             root / "registry",
-            spawn_plugin([*argv, FLOOR_DRIVER], log),
+            spawn_plugin(argv(root), log),
             log,
         )
         try:
