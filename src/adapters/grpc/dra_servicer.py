@@ -53,7 +53,8 @@ class DraCalls:
     def prepare(self, claims: Iterable[WireClaim]) -> dict[str, Answer]:
         refs, answers = _refs(claims)
         request = next(self._ids)
-        log.debug("request %d: prepare %s", request, ", ".join(map(str, refs)) or "-")
+        if log.isEnabledFor(logging.DEBUG):  # the claim list is built only to be logged
+            log.debug("request %d: prepare %s", request, ", ".join(map(str, refs)) or "-")
         try:
             outcomes = self._preparer.prepare(refs)
         except (DomainError, OSError) as error:  # node-wide (checkpoint, disk): every claim
@@ -67,7 +68,8 @@ class DraCalls:
     def unprepare(self, claims: Iterable[WireClaim]) -> dict[str, str]:
         refs, answers = _refs(claims)
         request = next(self._ids)
-        log.debug("request %d: unprepare %s", request, ", ".join(map(str, refs)) or "-")
+        if log.isEnabledFor(logging.DEBUG):  # the claim list is built only to be logged
+            log.debug("request %d: unprepare %s", request, ", ".join(map(str, refs)) or "-")
         try:
             errors = self._preparer.unprepare(refs)
         except (DomainError, OSError) as error:
