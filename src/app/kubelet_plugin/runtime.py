@@ -12,6 +12,7 @@ with the file's name and is left as it is.
 
 import logging
 import threading
+import time
 from typing import TYPE_CHECKING
 
 from npu_dra.app.container import Container, container_for
@@ -25,6 +26,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 RECHECK_S = 60.0  # a socket check even with no inotify event: a backstop, not the mechanism
+FREEZE_AFTER_S = 30.0  # the start-up heap is frozen by then even if no publish succeeded
 
 
 class StartupError(Exception):
@@ -76,11 +78,24 @@ class KubeletPlugin:
         )
         watcher.start()
         try:
+            self._freeze_once_published(stop)
             stop.wait()
         finally:
             watch.close()
             watcher.join()
             watch.release()
+
+    def _freeze_once_published(self, stop: threading.Event) -> None:
+        """Freeze the start-up heap (app/heap.py) once the pool is published, or after
+        FREEZE_AFTER_S without an API server: done at once, its full collection held the GIL
+        while the first publish ran, ~0.1 s later to visible here."""
+        maintainer = self._node.maintainer()
+        deadline = time.monotonic() + FREEZE_AFTER_S
+        while not stop.is_set() and time.monotonic() < deadline:
+            if maintainer.wait_published(timeout=0.5):
+                break
+        if not stop.is_set():
+            freeze_startup_heap()
 
     def _relisten_on_changes(self, watch: "SocketWatch") -> None:
         """The watch is set when it is built: checking after it is, then after each change,
@@ -130,7 +145,6 @@ def run(settings: Settings, stop: threading.Event) -> int:
         return 1
     try:
         plugin.start()
-        freeze_startup_heap()
         log.info("kubelet plugin %s serving on node %s", settings.driver_name, settings.node_name)
         plugin.serve(stop)
     except StartupError as error:
