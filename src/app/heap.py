@@ -16,7 +16,8 @@ log = logging.getLogger(__name__)
 
 
 def freeze_startup_heap() -> None:
-    """Call once start-up is done, before serving the first request."""
+    """Call once, when start-up is done (the kubelet plugin: once its pool is published, so that
+    this collection does not hold the GIL during the first publish)."""
     gc.collect()
     gc.freeze()
     log.debug("froze %d start-up objects out of the collector's way", gc.get_freeze_count())

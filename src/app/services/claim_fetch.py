@@ -74,11 +74,13 @@ class ReadWorkers:
             name = f"claim-get-{self._started}"
         try:
             threading.Thread(target=self._work, args=(task,), name=name, daemon=True).start()
-        except RuntimeError:  # no thread to be had: a busy worker takes the task when done
+        except RuntimeError as error:  # no thread to be had: a busy worker takes it when done
             with self._lock:
                 self._threads -= 1
                 self._queued.append(task)
-            log.warning("cannot start a claim-read thread; the busy ones will read")
+            log.warning(
+                "cannot start a claim-read thread (%s): the read waits for a busy one", error
+            )
 
     def _work(self, task: Callable[[], None]) -> None:
         me = _Idle()
