@@ -17,7 +17,7 @@ here (2.28 -> 2.00 ms median, 2.13 -> 1.67 min, 8 interleaved rounds of 200 read
 v1.34.3 API server), same headers, token, TLS and connections.
 """
 
-from typing import Any
+from typing import Any, NoReturn
 from urllib.parse import quote, urlsplit
 
 import urllib3
@@ -147,9 +147,14 @@ def raw_call(
     )
     response = client.call_api(*request, _request_timeout=timeout)
     if not 200 <= response.status <= 299:
-        response.read()
-        raise ApiException.from_response(http_resp=response, body=None, data=None)
+        _raise_refusal(response)
     return response.response
+
+
+def _raise_refusal(answer: RESTResponse) -> NoReturn:
+    """A non-2xx answer as the client raises it: an ApiException with its status and body."""
+    answer.read()  # type: ignore[no-untyped-call]
+    raise ApiException.from_response(http_resp=answer, body=None, data=None)
 
 
 def _quoted(value: str) -> str:
@@ -199,7 +204,5 @@ class DirectGet:
         except urllib3.exceptions.SSLError as error:  # as the client's rest layer reports it
             raise ApiException(status=0, reason=f"{type(error).__name__}\n{error}") from error
         if not 200 <= response.status <= 299:
-            answer = RESTResponse(response)
-            answer.read()  # type: ignore[no-untyped-call]
-            raise ApiException.from_response(http_resp=answer, body=None, data=None)
+            _raise_refusal(RESTResponse(response))
         return response

@@ -10,7 +10,6 @@ with the server's message, because retrying a 403 only hides RBAC bugs.
 """
 
 import json
-import random
 import time
 from collections.abc import Callable
 from typing import NoReturn, TypeVar
@@ -89,11 +88,16 @@ def with_retries(
     try:
         return call(deadline)
     except Exception as error:
-        if not is_transient(error) or deadline.remaining() <= 0:
-            _raise_reported(what, budget_s, error)
-    if on_retry is not None:
-        on_retry()
-    time.sleep(min(_first_wait(), deadline.remaining()))
+        failed: Exception | None = error
+
+    def first_failure_then_call(deadline: Deadline) -> T:
+        """The loop's first attempt replays the failure above: it waits, reports and stops on
+        it exactly as it would have had it made that try itself."""
+        nonlocal failed
+        if failed is not None:
+            replayed, failed = failed, None
+            raise replayed
+        return call(deadline)
 
     def before_sleep(_: tenacity.RetryCallState) -> None:
         if on_retry is not None:
@@ -101,21 +105,16 @@ def with_retries(
 
     retrying = tenacity.Retrying(
         retry=tenacity.retry_if_exception(is_transient),
-        stop=tenacity.stop_before_delay(deadline.remaining()),
+        stop=tenacity.stop_before_delay(budget_s),
         wait=tenacity.wait_exponential(multiplier=0.1, max=MAX_WAIT_S)
         + tenacity.wait_random(0, 0.1),
         before_sleep=before_sleep,
         reraise=True,
     )
     try:
-        return retrying(call, deadline)
+        return retrying(first_failure_then_call, deadline)
     except Exception as error:
         _raise_reported(what, budget_s, error)
-
-
-def _first_wait() -> float:
-    """The wait after a failed first try: the first of the loop's waits (0.1 s + up to 0.1 s)."""
-    return 0.1 + random.uniform(0, 0.1)  # noqa: S311 (jitter, not a secret)
 
 
 def _raise_reported(what: str, budget_s: float, error: Exception) -> NoReturn:
