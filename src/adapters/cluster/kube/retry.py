@@ -105,7 +105,8 @@ def with_retries(
 
     retrying = tenacity.Retrying(
         retry=tenacity.retry_if_exception(is_transient),
-        stop=tenacity.stop_before_delay(budget_s),
+        # the budget left after the first try: a hung server's first try may have spent it all
+        stop=tenacity.stop_before_delay(deadline.remaining()),
         wait=tenacity.wait_exponential(multiplier=0.1, max=MAX_WAIT_S)
         + tenacity.wait_random(0, 0.1),
         before_sleep=before_sleep,
