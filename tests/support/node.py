@@ -453,6 +453,16 @@ state = "{self.containerd_dir / "state"}"
 
     # pods ------------------------------------------------------------------------------------
 
+    def pod_log(self, namespace: str, pod: str, lines: int = 60) -> str:
+        """The last `lines` of the pod's container output as the kubelet wrote it (CRI log format,
+        content only), every container and restart in file order."""
+        content = []
+        for path in sorted(self.pod_logs.glob(f"{namespace}_{pod}_*/*/*.log")):
+            for line in path.read_text(errors="replace").splitlines():
+                parts = line.split(" ", 3)
+                content.append(parts[3] if len(parts) == 4 else line)
+        return "\n".join(content[-lines:])
+
     def container_id(self, namespace: str, pod: str, container: str | None = None) -> str:
         status = (
             client.CoreV1Api(self.control_plane.api_client)

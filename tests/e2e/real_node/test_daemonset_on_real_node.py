@@ -69,7 +69,14 @@ def test_daemonset_pod_runs_passes_liveness_and_serves_a_seed_pod(
             assert pod is not None
             name = pod["metadata"]["name"]  # type: ignore[index]
             cluster.wait_running(name, timeout=180)
-            wait_for(lambda: len(cluster.published()) == 8, timeout=90, what="8 NPUs published")
+            try:
+                wait_for(lambda: len(cluster.published()) == 8, timeout=90, what="8 NPUs published")
+            except TimeoutError as error:
+                raise AssertionError(
+                    f"{error}; published: {sorted(cluster.published())}\n"
+                    f"--- the plugin pod's log:\n{cluster.node.pod_log('ascend-dra', name)}\n"
+                    f"{cluster.diagnose(name, 'ascend-dra')}"
+                ) from None
             started = time.monotonic()
             # (no NUMA claim here: the pod reads the host's /sys, where the fake chips have none)
             cluster.apply(TEMPLATE)
