@@ -96,8 +96,7 @@ def build_plugin_image(cache: Path, archive: Path) -> Path:
                 "install",
                 "--quiet",
                 "--no-index",
-                "--no-cache-dir",
-                "--no-compile",
+                "--no-cache-dir",  # and byte-compiled, as the Dockerfile's pip install does
                 "--break-system-packages",
                 "--find-links=/tmp/wheels",
                 "npu-dra",
