@@ -192,6 +192,7 @@ class RealCluster:
         plugins = "\n".join(f"--- {n}:\n{p.tail(20)}" for n, p in self.plugins.items())
         return (
             f"pod status: {json.dumps(pod['status'], indent=1)[:3000]}\nevents:\n{events}\n"
+            f"--- the pod's log:\n{self.node.pod_log(namespace, name)}\n"
             f"--- kubelet:\n{self.node.kubelet_log(40)}\n"
             f"--- containerd:\n{self.node.containerd_log(20)}\n{plugins}"
         )

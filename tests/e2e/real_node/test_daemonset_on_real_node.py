@@ -74,7 +74,6 @@ def test_daemonset_pod_runs_passes_liveness_and_serves_a_seed_pod(
             except TimeoutError as error:
                 raise AssertionError(
                     f"{error}; published: {sorted(cluster.published())}\n"
-                    f"--- the plugin pod's log:\n{cluster.node.pod_log('ascend-dra', name)}\n"
                     f"{cluster.diagnose(name, 'ascend-dra')}"
                 ) from None
             started = time.monotonic()
