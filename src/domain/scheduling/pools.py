@@ -10,7 +10,6 @@ caller can tell a certain choice of devices from one that depends on the order.
 """
 
 import itertools
-import math
 from collections.abc import Iterable, Iterator, Mapping
 from fractions import Fraction
 
@@ -88,14 +87,18 @@ MAX_WALK_ORDERS = 24
 
 def walk_orders(pools: tuple[Pool, ...]) -> Iterator[tuple[Pool, ...]]:
     """Every order of pools, and of slices within each pool, other than the given one, as long
-    as there are at most MAX_WALK_ORDERS of them; else only the fully reversed order."""
-    per_pool = [list(itertools.permutations(_slices(p))) for p in pools]
-    count = math.factorial(len(pools)) * math.prod(len(orders) for orders in per_pool)
+    as there are at most MAX_WALK_ORDERS of them; else only the fully reversed order. The count
+    is known before any order is built: a node with one slice per chip has n! of them."""
+    slices = [_slices(p) for p in pools]
+    count = _order_count([len(pools), *(len(s) for s in slices)], MAX_WALK_ORDERS + 1)
     if count <= 1:
         return
     if count > MAX_WALK_ORDERS:
-        yield tuple(_reordered(p, _slices(p)[::-1]) for p in reversed(pools))
+        yield tuple(
+            _reordered(p, s[::-1]) for p, s in reversed(list(zip(pools, slices, strict=True)))
+        )
         return
+    per_pool = [list(itertools.permutations(s)) for s in slices]
     first = True
     for pool_order in itertools.permutations(range(len(pools))):
         for slice_orders in itertools.product(*(per_pool[i] for i in pool_order)):
@@ -106,6 +109,17 @@ def walk_orders(pools: tuple[Pool, ...]) -> Iterator[tuple[Pool, ...]]:
                 _reordered(pools[i], order)
                 for i, order in zip(pool_order, slice_orders, strict=True)
             )
+
+
+def _order_count(sizes: Iterable[int], cap: int) -> int:
+    """The product of the sizes' factorials, or `cap` as soon as it reaches `cap`."""
+    count = 1
+    for size in sizes:
+        for factor in range(2, size + 1):
+            count *= factor
+            if count >= cap:
+                return cap
+    return count
 
 
 def _slices(pool: Pool) -> tuple[str, ...]:
