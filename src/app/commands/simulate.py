@@ -30,26 +30,42 @@ def run(args: argparse.Namespace) -> int:
     settings = settings_from(args).derive(cluster="memory")
     logs.configure(level=settings.log_level, fmt=settings.log_format)
     from npu_dra.app.container import container_for
-    from npu_dra.app.simulation.generate import generated_scenario
-    from npu_dra.app.simulation.render import render
-    from npu_dra.app.simulation.run import simulate
-    from npu_dra.app.simulation.scenario import ScenarioError, check_selectors, load_scenario
-    from npu_dra.domain.errors import DomainError
+    from npu_dra.app.simulation.scenario import ScenarioError
 
     if settings.generate and settings.scenario:
         print("npu-dra simulate: give --scenario or --generate, not both", file=sys.stderr)
         return 2
     root = container_for(settings)
     try:
-        scenario = (
-            generated_scenario(settings.generate)
-            if settings.generate
-            else load_scenario(settings.scenario)
-        )
-        check_selectors(scenario, root.selector_evaluator().compile_error)
+        scenario = _scenario(root, settings)
     except ScenarioError as error:
         print(f"npu-dra simulate: {error}", file=sys.stderr)
         return 2
+    return _simulate(root, scenario, settings)
+
+
+def _scenario(root: "Container", settings: Settings) -> "Scenario":
+    """The scenario generated or read, its CEL selectors compiled as the API server would."""
+    from npu_dra.app.simulation.generate import generated_scenario
+    from npu_dra.app.simulation.scenario_load import load_scenario
+    from npu_dra.app.simulation.scenario_selectors import check_selectors
+
+    scenario = (
+        generated_scenario(settings.generate)
+        if settings.generate
+        else load_scenario(settings.scenario)
+    )
+    check_selectors(scenario, root.selector_evaluator().compile_error)
+    return scenario
+
+
+def _simulate(root: "Container", scenario: "Scenario", settings: Settings) -> int:
+    """Run the scenario with one plugin per node, their files in a scratch directory, and print
+    what happened; 1 for an error that stops the run."""
+    from npu_dra.app.simulation.render import render
+    from npu_dra.app.simulation.run import simulate
+    from npu_dra.domain.errors import DomainError
+
     with tempfile.TemporaryDirectory(prefix="npu-dra-sim-") as scratch:
         node_settings = settings.derive(
             cdi_root=settings.cdi_out or Path(scratch) / "cdi",

@@ -6,7 +6,8 @@ two templates in turn: one NPU, and two NPUs on one NUMA node (a matchAttribute 
 
 from typing import Any
 
-from npu_dra.app.simulation.scenario import Scenario, ScenarioError, scenario_from_documents
+from npu_dra.app.simulation.scenario import Scenario, ScenarioError
+from npu_dra.app.simulation.scenario_load import scenario_from_documents
 
 DEFAULTS = {"nodes": 50, "npus": 8, "pods": 200}
 DRIVER = "npu.huawei.com"
@@ -30,43 +31,54 @@ def generated_scenario(text: str) -> Scenario:
 
 
 def documents(*, nodes: int, npus: int, pods: int) -> list[dict[str, Any]]:
+    """The scenario's objects, in the order a file would list them."""
+    return [*_nodes(nodes, npus), _device_class(), *_templates(), *_pods(pods)]
+
+
+def _nodes(count: int, npus: int) -> list[dict[str, Any]]:
     numa = [i // 2 for i in range(npus)]
-    docs: list[dict[str, Any]] = [
+    return [
         {
             "kind": "SimulatedNode",
             "metadata": {"name": f"node-{i:05d}"},
             "spec": {"hardware": {"chip": "910B4", "count": npus, "numaNodes": numa}},
         }
-        for i in range(nodes)
+        for i in range(count)
     ]
+
+
+def _device_class() -> dict[str, Any]:
     selector = {"cel": {"expression": f'device.driver == "{DRIVER}"'}}
-    docs.append(
-        {"kind": "DeviceClass", "metadata": {"name": DRIVER}, "spec": {"selectors": [selector]}}
-    )
+    return {"kind": "DeviceClass", "metadata": {"name": DRIVER}, "spec": {"selectors": [selector]}}
+
+
+def _templates() -> list[dict[str, Any]]:
     one = {"name": "npu", "exactly": {"deviceClassName": DRIVER}}
     pair = {"name": "npu", "exactly": {"deviceClassName": DRIVER, "count": 2}}
     same_numa = [{"matchAttribute": f"{DRIVER}/numaNode"}]
-    for name, devices in (
-        ("one-npu", {"requests": [one]}),
-        ("numa-pair", {"requests": [pair], "constraints": same_numa}),
-    ):
-        docs.append(
-            {
-                "kind": "ResourceClaimTemplate",
-                "metadata": {"name": name, "namespace": "load"},
-                "spec": {"spec": {"devices": devices}},
-            }
+    return [
+        {
+            "kind": "ResourceClaimTemplate",
+            "metadata": {"name": name, "namespace": "load"},
+            "spec": {"spec": {"devices": devices}},
+        }
+        for name, devices in (
+            ("one-npu", {"requests": [one]}),
+            ("numa-pair", {"requests": [pair], "constraints": same_numa}),
         )
-    for i in range(pods):
-        template = "one-npu" if i % 2 == 0 else "numa-pair"
-        docs.append(
-            {
-                "kind": "Pod",
-                "metadata": {"name": f"pod-{i:05d}", "namespace": "load"},
-                "spec": {
-                    "resourceClaims": [{"name": "npu", "resourceClaimTemplateName": template}],
-                    "containers": [{"name": "app", "image": "busybox"}],
-                },
-            }
-        )
-    return docs
+    ]
+
+
+def _pods(count: int) -> list[dict[str, Any]]:
+    return [_pod(i, "one-npu" if i % 2 == 0 else "numa-pair") for i in range(count)]
+
+
+def _pod(i: int, template: str) -> dict[str, Any]:
+    return {
+        "kind": "Pod",
+        "metadata": {"name": f"pod-{i:05d}", "namespace": "load"},
+        "spec": {
+            "resourceClaims": [{"name": "npu", "resourceClaimTemplateName": template}],
+            "containers": [{"name": "app", "image": "busybox"}],
+        },
+    }

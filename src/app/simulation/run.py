@@ -89,22 +89,11 @@ def simulate(
     prepare: bool = True,
     budget: int = DEFAULT_STEP_BUDGET,
 ) -> SimulationResult:
-    published: list[ResourceSlice] = []
-    for plugin in plugins:
-        cluster.create({"apiVersion": "v1", "kind": "Node", "metadata": {"name": plugin.name}})
-        published += plugin.publisher.publish()
-    for obj in (*scenario.device_classes, *scenario.claims, *scenario.templates):
-        cluster.create(obj)
+    """What each node publishes, then each pod's decision and, once bound, its preparation."""
+    published = _publish(scenario, cluster, plugins)
     slices = tuple(cluster.list("ResourceSlice"))
-    index = ClusterIndex(scenario.sched_nodes, published)
+    index = _cluster_index(scenario, published)
     classes = {c.name: c for c in map(device_class_from_api, scenario.device_classes)}
-    index.mark_allocated(
-        (r.driver, r.pool, r.device)
-        for c in map(claim_from_api, scenario.claims)
-        if c.allocation is not None
-        for r in c.allocation.results
-        if not r.admin_access
-    )
     matcher = Matcher(evaluator)
     by_node = {p.name: p for p in plugins}
     results = []
@@ -116,15 +105,46 @@ def simulate(
             outcomes = preparer.prepare([c.ref for c in result.claims])
             result = attrs.evolve(result, outcomes=outcomes)
         results.append(result)
-    specs = {
+    specs = _cdi_specs(plugins)
+    inventories = tuple(p.inventory.current() for p in plugins if p.inventory is not None)
+    return SimulationResult(slices, tuple(results), specs, inventories)
+
+
+def _publish(
+    scenario: Scenario, cluster: MemoryCluster, plugins: Sequence[NodePlugin]
+) -> list[ResourceSlice]:
+    """Every node and its slices, then the scenario's classes, claims and templates."""
+    published: list[ResourceSlice] = []
+    for plugin in plugins:
+        cluster.create({"apiVersion": "v1", "kind": "Node", "metadata": {"name": plugin.name}})
+        published += plugin.publisher.publish()
+    for obj in (*scenario.device_classes, *scenario.claims, *scenario.templates):
+        cluster.create(obj)
+    return published
+
+
+def _cluster_index(scenario: Scenario, published: Sequence[ResourceSlice]) -> ClusterIndex:
+    """The nodes and their devices, less those the scenario's claims already hold."""
+    index = ClusterIndex(scenario.sched_nodes, published)
+    index.mark_allocated(
+        (r.driver, r.pool, r.device)
+        for c in map(claim_from_api, scenario.claims)
+        if c.allocation is not None
+        for r in c.allocation.results
+        if not r.admin_access
+    )
+    return index
+
+
+def _cdi_specs(plugins: Sequence[NodePlugin]) -> dict[ClaimUID, CdiSpec]:
+    """The CDI specs the nodes that prepared claims wrote, by claim."""
+    return {
         uid: spec
         for plugin in plugins
         if plugin.built
         for uid in sorted(plugin.services.cdi.claim_uids())
         if (spec := plugin.services.cdi.read(uid=uid)) is not None
     }
-    inventories = tuple(p.inventory.current() for p in plugins if p.inventory is not None)
-    return SimulationResult(slices, tuple(results), specs, inventories)
 
 
 def _run_pod(

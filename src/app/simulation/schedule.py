@@ -46,6 +46,10 @@ class Decision:
     other_choices: tuple[tuple[Allocation | None, ...], ...] = ()
 
 
+Fit = tuple[int, str, NodeState, tuple[Allocation, ...]]  # load, node, representative, found
+Attempt = Callable[..., tuple[Allocation, ...] | None]  # allocate_claims for one pod's claims
+
+
 def schedule_pod(
     placement: Placement,
     claims: Sequence[ResourceClaim],
@@ -60,7 +64,6 @@ def schedule_pod(
         return Decision(None, status="Pending", reason=missing)
     pending = [c for c in claims if c.allocation is None]
     pinned = {c.allocation.node_name for c in claims if c.allocation and c.allocation.node_name}
-    per_node = _needs_per_node_check(placement) or bool(pinned)
     attempt = partial(
         allocate_claims,
         pending,
@@ -70,7 +73,28 @@ def schedule_pod(
         budget=budget,
     )
     reasons: Counter[str] = Counter()
-    fitting: list[tuple[int, str, NodeState, tuple[Allocation, ...]]] = []
+    try:
+        fitting = _fitting(index, placement, attempt, reasons, pinned=pinned)
+    except AllocationError as error:
+        return Decision(None, status="Error", reason=str(error))
+    if not fitting:
+        return _unschedulable(index, reasons)
+    best = min(fitting, key=lambda f: (f[0], f[1]))
+    return _decided(claims, index, attempt, best, reasons)
+
+
+def _fitting(
+    index: ClusterIndex,
+    placement: Placement,
+    attempt: Attempt,
+    reasons: Counter[str],
+    *,
+    pinned: set[NodeName],
+) -> list[Fit]:
+    """Per node class, least loaded first: the nodes that pass the filters and DRA's Filter,
+    with `reasons` counting every node by why it fits or not. AllocationError fails the pod."""
+    per_node = _needs_per_node_check(placement) or bool(pinned)
+    fitting: list[Fit] = []
     for key in sorted(index.classes, key=index.least_loaded):
         passing, count = _passing(index, key, placement, pinned, reasons, per_node=per_node)
         if not count:
@@ -78,8 +102,6 @@ def schedule_pod(
         representative = passing[0] if per_node else index.representative(key)
         try:
             found = attempt(node=NodeName(representative.node.name), pools=representative.pools)
-        except AllocationError as error:
-            return Decision(None, status="Error", reason=str(error))
         except SearchBudgetExceeded:
             reasons[UNDECIDED] += count
             continue
@@ -89,12 +111,26 @@ def schedule_pod(
         best = min(passing, key=lambda s: (s.load, s.node.name)) if per_node else representative
         fitting.append((best.load, best.node.name, representative, found))
         reasons["fit"] += count
-    if not fitting:
-        total = len(index.nodes)
-        text = ", ".join(f"{n} {why}" for why, n in sorted(reasons.items()))
-        status = "Undecided" if reasons[UNDECIDED] else "Pending"
-        return Decision(None, status=status, reason=f"0/{total} nodes are available: {text}")
-    _, name, representative, found = min(fitting, key=lambda f: (f[0], f[1]))
+    return fitting
+
+
+def _unschedulable(index: ClusterIndex, reasons: Counter[str]) -> Decision:
+    """No node fits: the scheduler's "0/N nodes are available" with each reason's count."""
+    total = len(index.nodes)
+    text = ", ".join(f"{n} {why}" for why, n in sorted(reasons.items()))
+    status = "Undecided" if reasons[UNDECIDED] else "Pending"
+    return Decision(None, status=status, reason=f"0/{total} nodes are available: {text}")
+
+
+def _decided(
+    claims: Sequence[ResourceClaim],
+    index: ClusterIndex,
+    attempt: Attempt,
+    fit: Fit,
+    reasons: Counter[str],
+) -> Decision:
+    """The pod on the chosen node, with the other devices the scheduler may pick there."""
+    _, name, representative, found = fit
     target = index.nodes[name]
     on_node = partial(attempt, node=NodeName(representative.node.name))
     others = _other_choices(on_node, representative.pools, found)
@@ -120,7 +156,7 @@ def _placed(
 
 
 def _other_choices(
-    allocate: Callable[..., tuple[Allocation, ...] | None],
+    allocate: Attempt,
     pools: tuple[Pool, ...],
     found: tuple[Allocation, ...],
 ) -> list[tuple[Allocation, ...]]:

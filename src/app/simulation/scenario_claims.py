@@ -1,0 +1,52 @@
+"""A scenario's DeviceClass, ResourceClaim and ResourceClaimTemplate objects, checked as the API
+server checks them on create: each must decode, and a request for admin access must sit in a
+Namespace labelled for it. The objects themselves go to the cluster as written.
+"""
+
+from collections.abc import Mapping
+from typing import Any
+
+from npu_dra.adapters.kube_shapes.claims import claim_from_api, device_class_from_api, spec_from_api
+from npu_dra.adapters.kube_shapes.reader import Fields, describe
+from npu_dra.domain.claims import ClaimSpec
+
+ADMIN_ACCESS_LABEL = "resource.kubernetes.io/admin-access"
+ADMIN_ACCESS_FORBIDDEN = (
+    "Forbidden: admin access to devices requires the `resource.kubernetes.io/admin-access: true` "
+    "label on the containing namespace"
+)
+
+
+def check_claim_objects(by_kind: Mapping[str, list[Mapping[str, Any]]]) -> None:
+    """ShapeError (a DomainError) for the first class, claim or template the API would refuse."""
+    admin_namespaces = _admin_namespaces(by_kind["Namespace"])
+    for doc in by_kind["DeviceClass"]:
+        device_class_from_api(doc)
+    for doc in by_kind["ResourceClaim"]:
+        claim = claim_from_api(doc)
+        _check_admin_access(doc, claim.spec, claim.ref.namespace, admin_namespaces, "spec")
+    for doc in by_kind["ResourceClaimTemplate"]:
+        root = Fields(doc, obj=describe(doc))
+        root.sub("metadata").need("name", str)
+        spec = spec_from_api(root.sub("spec").sub("spec").sub("devices"))
+        namespace = root.sub("metadata").get("namespace", str, "default")
+        _check_admin_access(doc, spec, namespace, admin_namespaces, "spec.spec")
+
+
+def _admin_namespaces(docs: list[Mapping[str, Any]]) -> set[str]:
+    found = set()
+    for doc in docs:
+        meta = Fields(doc, obj=describe(doc)).sub("metadata")
+        if meta.mapping("labels").get(ADMIN_ACCESS_LABEL) == "true":
+            found.add(meta.need("name", str))
+    return found
+
+
+def _check_admin_access(
+    doc: Mapping[str, Any], spec: ClaimSpec, namespace: str, admin: set[str], at: str
+) -> None:
+    """The API server refuses adminAccess outside namespaces labelled for it."""
+    for i, request in enumerate(spec.requests):
+        if request.admin_access and namespace not in admin:
+            field = f"{at}.devices.requests[{i}].exactly.adminAccess"
+            raise Fields(doc, obj=describe(doc)).fail(field, ADMIN_ACCESS_FORBIDDEN)

@@ -1,0 +1,104 @@
+"""Scenario files: Kubernetes-shaped YAML (SimulatedNode, DeviceClass, ResourceClaim,
+ResourceClaimTemplate, Pod) checked up front, so a mistake is reported with the file, the object
+and the field instead of surfacing halfway through a run. Here the file is read, each document
+sorted by its kind and checked for unknown fields, and the decoded kinds assembled; each kind's
+own decoding lives in its scenario_* module.
+"""
+
+from collections.abc import Mapping
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from npu_dra.adapters.kube_shapes.reader import Fields, describe
+from npu_dra.app.simulation.scenario import Scenario, ScenarioError
+from npu_dra.app.simulation.scenario_claims import check_claim_objects
+from npu_dra.app.simulation.scenario_nodes import simulated_node
+from npu_dra.app.simulation.scenario_pods import sim_pod
+from npu_dra.app.simulation.strict import check_known_fields
+from npu_dra.domain.errors import DomainError
+
+KINDS = (
+    "Namespace",
+    "SimulatedNode",
+    "DeviceClass",
+    "ResourceClaim",
+    "ResourceClaimTemplate",
+    "Pod",
+)
+
+
+def load_scenario(path: Path | None) -> Scenario:
+    """The user's scenario, or the built-in default (the seed's flow) when `path` is None."""
+    if path is None:
+        text = resources.files("npu_dra.app.simulation").joinpath("default.yaml").read_text()
+        return parse_scenario(text, source="built-in default scenario")
+    try:
+        text = path.read_text()
+    except OSError as error:
+        raise ScenarioError(f"{path}: {error.strerror or error}") from error
+    return parse_scenario(text, source=str(path))
+
+
+def parse_scenario(text: str, *, source: str) -> Scenario:
+    try:
+        documents = [d for d in yaml.safe_load_all(text) if d is not None]
+    except yaml.YAMLError as error:
+        raise ScenarioError(f"{source}: not valid YAML: {error}") from error
+    return scenario_from_documents(documents, source=source)
+
+
+def scenario_from_documents(documents: list[Any], *, source: str) -> Scenario:
+    by_kind: dict[str, list[Mapping[str, Any]]] = {k: [] for k in KINDS}
+    try:
+        for index, doc in enumerate(documents):
+            kind = _kind_of(doc, source, index)
+            check_known_fields(doc, kind)
+            by_kind[kind].append(doc)
+        return _checked(source, by_kind)
+    except DomainError as error:
+        raise ScenarioError(f"{source}: {error}") from error
+
+
+def _kind_of(doc: object, source: str, index: int) -> str:
+    if not isinstance(doc, Mapping):
+        raise ScenarioError(f"{source}: document {index + 1}: expected a Kubernetes object")
+    kind = doc.get("kind")
+    if kind not in KINDS:
+        where = describe(doc) if isinstance(kind, str) else f"document {index + 1}"
+        raise ScenarioError(
+            f"{source}: {where}: field kind: {kind!r} is not one of {', '.join(KINDS)}"
+        )
+    return str(kind)
+
+
+def _checked(source: str, by_kind: Mapping[str, list[Mapping[str, Any]]]) -> Scenario:
+    nodes = tuple(simulated_node(d) for d in by_kind["SimulatedNode"])
+    if not nodes:
+        raise ScenarioError(f"{source}: no SimulatedNode objects: nothing to simulate")
+    check_claim_objects(by_kind)
+    pods = tuple(sim_pod(d) for d in by_kind["Pod"])
+    _reject_duplicates(by_kind)
+    return Scenario(
+        source,
+        tuple((name, hardware) for name, hardware, _ in nodes),
+        tuple(node for _, _, node in nodes),
+        tuple(by_kind["DeviceClass"]),
+        tuple(by_kind["ResourceClaim"]),
+        tuple(by_kind["ResourceClaimTemplate"]),
+        pods,
+    )
+
+
+def _reject_duplicates(by_kind: Mapping[str, list[Mapping[str, Any]]]) -> None:
+    """Two objects with one kind, namespace and name would collide in the cluster."""
+    seen: set[tuple[str, str, str]] = set()
+    for kind, docs in by_kind.items():
+        for doc in docs:
+            meta = doc["metadata"]
+            key = (kind, str(meta.get("namespace") or ""), str(meta["name"]))
+            if key in seen:
+                raise Fields(doc, obj=describe(doc)).sub("metadata").fail("name", "defined twice")
+            seen.add(key)
