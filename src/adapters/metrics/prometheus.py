@@ -5,12 +5,14 @@ Names follow Prometheus' conventions (`npu_dra_` prefix, base units, `_total` co
 State that already exists elsewhere (the devices' health, the kubelet's registration verdict,
 the checkpoint's claims) is read at scrape time by collectors instead of being copied into
 gauges, so a scrape always shows what the plugin holds now. Each instance has its own registry,
-so two plugins in one process (tests) never share series.
+so two plugins in one process (tests) never share series. The series are declared once, as
+module-level data (name, help, labels, buckets), and built into each instance's registry.
 """
 
 from collections.abc import Callable, Iterator, Sequence
 from wsgiref.simple_server import WSGIServer
 
+import attrs
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, start_http_server
 from prometheus_client.core import GaugeMetricFamily
 from prometheus_client.registry import Collector
@@ -21,93 +23,124 @@ CALL_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.25, 0.5, 
 PROBE_BUCKETS = (0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30)
 
 
+@attrs.frozen
+class _Series:
+    """One metric family: its name, help text and label names."""
+
+    name: str
+    documentation: str
+    labels: tuple[str, ...]
+
+
+@attrs.frozen
+class CounterSeries(_Series):
+    def build(self, registry: CollectorRegistry) -> Counter:
+        return Counter(self.name, self.documentation, self.labels, registry=registry)
+
+
+@attrs.frozen
+class GaugeSeries(_Series):
+    def build(self, registry: CollectorRegistry) -> Gauge:
+        return Gauge(self.name, self.documentation, self.labels, registry=registry)
+
+
+@attrs.frozen
+class HistogramSeries(_Series):
+    buckets: tuple[float, ...] = attrs.field(kw_only=True)
+
+    def build(self, registry: CollectorRegistry) -> Histogram:
+        return Histogram(
+            self.name, self.documentation, self.labels, buckets=self.buckets, registry=registry
+        )
+
+
+KUBELET_CALL_DURATION = HistogramSeries(
+    "npu_dra_kubelet_call_duration_seconds",
+    "Duration of the kubelet's DRA calls, by method.",
+    ("method",),
+    buckets=CALL_BUCKETS,
+)
+KUBELET_CALLS_IN_FLIGHT = GaugeSeries(
+    "npu_dra_kubelet_calls_in_flight",
+    "Kubelet DRA calls being served now, by method.",
+    ("method",),
+)
+KUBELET_CALL_CLAIM_ERRORS = CounterSeries(
+    "npu_dra_kubelet_call_claim_errors_total",
+    "Claims a kubelet DRA call could not serve, by method and reason.",
+    ("method", "reason"),
+)
+SLICE_PUBLISHES = CounterSeries(
+    "npu_dra_resourceslice_publishes_total",
+    "Publishes of the node's ResourceSlices that succeeded.",
+    (),
+)
+SLICE_PUBLISH_FAILURES = CounterSeries(
+    "npu_dra_resourceslice_publish_failures_total",
+    "Publishes of the node's ResourceSlices that failed (retried).",
+    (),
+)
+PROBE_DURATION = HistogramSeries(
+    "npu_dra_hardware_probe_duration_seconds",
+    "Duration of a hardware probe (npu-smi commands, NVML), by backend.",
+    ("backend",),
+    buckets=PROBE_BUCKETS,
+)
+PROBE_FAILURES = CounterSeries(
+    "npu_dra_hardware_probe_failures_total",
+    "Hardware probes that failed (the last good inventory stays), by backend.",
+    ("backend",),
+)
+ALLOCATE_DURATION = HistogramSeries(
+    "npu_dra_device_plugin_allocate_duration_seconds",
+    "Duration of the kubelet's device plugin Allocate calls, by resource.",
+    ("resource",),
+    buckets=CALL_BUCKETS,
+)
+ALLOCATE_ERRORS = CounterSeries(
+    "npu_dra_device_plugin_allocate_errors_total",
+    "Allocate calls the device plugin refused, by resource and reason.",
+    ("resource", "reason"),
+)
+LIST_AND_WATCH_UPDATES = CounterSeries(
+    "npu_dra_device_plugin_list_and_watch_updates_total",
+    "Device lists sent on ListAndWatch streams (the first and every change), by resource.",
+    ("resource",),
+)
+COMMAND_DURATION = HistogramSeries(
+    "npu_dra_hardware_command_duration_seconds",
+    "Duration of one hardware command (npu-smi info, info -m, ...), by command.",
+    ("command",),
+    buckets=PROBE_BUCKETS,
+)
+COMMAND_FAILURES = CounterSeries(
+    "npu_dra_hardware_command_failures_total",
+    "Hardware commands that failed (timed out, could not run, exited non-zero).",
+    ("command",),
+)
+API_RETRIES = CounterSeries(
+    "npu_dra_api_retries_total",
+    "API server calls retried after a transient failure, by operation.",
+    ("operation",),
+)
+
+
 class PrometheusMetrics:
     def __init__(self) -> None:
-        self.registry = CollectorRegistry()
-        r = self.registry
-        self._duration = Histogram(
-            "npu_dra_kubelet_call_duration_seconds",
-            "Duration of the kubelet's DRA calls, by method.",
-            ["method"],
-            buckets=CALL_BUCKETS,
-            registry=r,
-        )
-        self._in_flight = Gauge(
-            "npu_dra_kubelet_calls_in_flight",
-            "Kubelet DRA calls being served now, by method.",
-            ["method"],
-            registry=r,
-        )
-        self._claim_errors = Counter(
-            "npu_dra_kubelet_call_claim_errors_total",
-            "Claims a kubelet DRA call could not serve, by method and reason.",
-            ["method", "reason"],
-            registry=r,
-        )
-        self._publishes = Counter(
-            "npu_dra_resourceslice_publishes_total",
-            "Publishes of the node's ResourceSlices that succeeded.",
-            registry=r,
-        )
-        self._publish_failures = Counter(
-            "npu_dra_resourceslice_publish_failures_total",
-            "Publishes of the node's ResourceSlices that failed (retried).",
-            registry=r,
-        )
-        self._probe = Histogram(
-            "npu_dra_hardware_probe_duration_seconds",
-            "Duration of a hardware probe (npu-smi commands, NVML), by backend.",
-            ["backend"],
-            buckets=PROBE_BUCKETS,
-            registry=r,
-        )
-        self._probe_failures = Counter(
-            "npu_dra_hardware_probe_failures_total",
-            "Hardware probes that failed (the last good inventory stays), by backend.",
-            ["backend"],
-            registry=r,
-        )
-
-        self._allocate = Histogram(
-            "npu_dra_device_plugin_allocate_duration_seconds",
-            "Duration of the kubelet's device plugin Allocate calls, by resource.",
-            ["resource"],
-            buckets=CALL_BUCKETS,
-            registry=r,
-        )
-        self._allocate_errors = Counter(
-            "npu_dra_device_plugin_allocate_errors_total",
-            "Allocate calls the device plugin refused, by resource and reason.",
-            ["resource", "reason"],
-            registry=r,
-        )
-        self._listed = Counter(
-            "npu_dra_device_plugin_list_and_watch_updates_total",
-            "Device lists sent on ListAndWatch streams (the first and every change), by resource.",
-            ["resource"],
-            registry=r,
-        )
-
-        self._command = Histogram(
-            "npu_dra_hardware_command_duration_seconds",
-            "Duration of one hardware command (npu-smi info, info -m, ...), by command.",
-            ["command"],
-            buckets=PROBE_BUCKETS,
-            registry=r,
-        )
-        self._command_failures = Counter(
-            "npu_dra_hardware_command_failures_total",
-            "Hardware commands that failed (timed out, could not run, exited non-zero).",
-            ["command"],
-            registry=r,
-        )
-
-        self._api_retries = Counter(
-            "npu_dra_api_retries_total",
-            "API server calls retried after a transient failure, by operation.",
-            ["operation"],
-            registry=r,
-        )
+        self.registry = r = CollectorRegistry()
+        self._duration = KUBELET_CALL_DURATION.build(r)
+        self._in_flight = KUBELET_CALLS_IN_FLIGHT.build(r)
+        self._claim_errors = KUBELET_CALL_CLAIM_ERRORS.build(r)
+        self._publishes = SLICE_PUBLISHES.build(r)
+        self._publish_failures = SLICE_PUBLISH_FAILURES.build(r)
+        self._probe = PROBE_DURATION.build(r)
+        self._probe_failures = PROBE_FAILURES.build(r)
+        self._allocate = ALLOCATE_DURATION.build(r)
+        self._allocate_errors = ALLOCATE_ERRORS.build(r)
+        self._listed = LIST_AND_WATCH_UPDATES.build(r)
+        self._command = COMMAND_DURATION.build(r)
+        self._command_failures = COMMAND_FAILURES.build(r)
+        self._api_retries = API_RETRIES.build(r)
 
     # --- the PluginMetrics port ----------------------------------------------------------------
     def call_started(self, *, method: str) -> None:

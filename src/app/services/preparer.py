@@ -11,9 +11,9 @@ Contracts:
   running at once share one save. The checkpoint is the record: CDI specs are written atomically
   (readers never see half a spec) but not flushed one by one, because `repair()` checks every
   checkpointed claim's spec at start, before anything is served, and rewrites a lost or damaged
-  one (the CDI directory is often tmpfs and empty after a reboot anyway). If a save fails, the
-  in-memory checkpoint is rolled back to the last one saved and the calls whose changes it held
-  get the error; a prepare then removes the spec it wrote.
+  one (see claim_specs; the CDI directory is often tmpfs and empty after a reboot anyway). If a
+  save fails, the in-memory checkpoint is rolled back to the last one saved and the calls whose
+  changes it held get the error; a prepare then removes the spec it wrote.
 - A claim already in the checkpoint is answered from it, without any API call: during an API
   outage the kubelet still gets its answer at once. Only new claims are read from the API,
   concurrently and under one deadline well below the kubelet's 45 s (see claim_fetch).
@@ -33,11 +33,11 @@ import attrs
 
 from npu_dra.app.services.call_log import CallLog
 from npu_dra.app.services.claim_fetch import Fetched, ReadWorkers, fetch_claims
+from npu_dra.app.services.claim_specs import ClaimSpecs
 from npu_dra.app.services.group_commit import GroupCommit
 from npu_dra.app.services.inflight import InFlight, PendingPrepare
 from npu_dra.app.services.inventory import InventoryCache
 from npu_dra.app.services.vnpu import VnpuService
-from npu_dra.domain.cdi import CdiSpec, claim_cdi_spec
 from npu_dra.domain.checkpoint import Checkpoint, PreparedClaim
 from npu_dra.domain.claims import ClaimRef, ResourceClaim
 from npu_dra.domain.errors import DomainError
@@ -100,6 +100,7 @@ class ClaimPreparer:
         self._in_flight = InFlight()
         self._calls = CallLog(log)
         self._vnpus = vnpus  # claims allocated vNPU partitions go through it (app/services/vnpu)
+        self._specs = ClaimSpecs(cdi=cdi, context=self._context, vnpus=vnpus)
 
     def prepare(self, refs: Sequence[ClaimRef]) -> dict[ClaimUID, ClaimOutcome]:
         began = time.monotonic()
@@ -167,7 +168,7 @@ class ClaimPreparer:
             )
             self._loaded = False
             checkpoint = self._checkpoint()
-            rewritten, unrepairable = self._rewrite_specs(checkpoint)
+            rewritten, unrepairable = self._specs.rewrite_all(checkpoint)
             if self._vnpus is not None:
                 unrepairable += self._vnpus.reconcile(checkpoint, self._inventory.current())
             removed = tuple(sorted(self._cdi.claim_uids() - set(checkpoint.claims)))
@@ -236,7 +237,7 @@ class ClaimPreparer:
             if recorded.ref != ref:
                 return checkpoint, ClaimOutcome(error=_other_identity(ref, recorded))
             try:
-                self._ensure_spec(recorded)
+                self._specs.ensure(recorded)
             except DomainError as error:
                 log.warning("prepare %s failed: %s", ref, error)
                 return checkpoint, ClaimOutcome(error=f"claim {ref}: {error}")
@@ -276,62 +277,11 @@ class ClaimPreparer:
         inventory = self._inventory.current()
         return NodeContext(self._driver, PoolName(inventory.node), inventory, self._profile)
 
-    def _ensure_spec(self, claim: PreparedClaim) -> None:
-        if claim.devices and self._cdi_missing(claim.ref.uid):
-            self._rewrite(claim)
-
-    def _cdi_missing(self, uid: ClaimUID) -> bool:
-        try:
-            return self._cdi.read(uid=uid) is None
-        except DomainError:
-            return True
-
-    def _rewrite_specs(
-        self, checkpoint: Checkpoint
-    ) -> tuple[tuple[ClaimUID, ...], tuple[str, ...]]:
-        rewritten: list[ClaimUID] = []
-        problems: list[str] = []
-        for uid, claim in sorted(checkpoint.claims.items()):
-            try:
-                if claim.devices and self._rewrite(claim):
-                    rewritten.append(uid)
-            except DomainError as error:
-                problems.append(f"claim {claim.ref}: {error}")
-                log.error("cannot repair CDI spec of %s: %s", claim.ref, error)
-        return tuple(rewritten), tuple(problems)
-
     def _plan(self, claim: ResourceClaim, checkpoint: Checkpoint) -> PreparePlan:
         context = self._context()
         if self._vnpus is not None and self._vnpus.claims_partitions(claim, context):
             return self._vnpus.prepare(claim, context, checkpoint)
         return plan_prepare(claim, context, checkpoint.holders())
-
-    def _spec_of(self, claim: PreparedClaim) -> CdiSpec:
-        if self._vnpus is not None and any(d.vnpu for d in claim.devices):
-            return self._vnpus.spec(claim, self._context())
-        inventory = self._inventory.current()
-        devices = []
-        for prepared in claim.devices:
-            device = inventory.get(prepared.device)
-            if device is None:
-                raise DomainError(f"device {prepared.device} is no longer on this node")
-            devices.append(device)
-        return claim_cdi_spec(
-            claim.ref.uid, devices, driver=self._driver, profile=self._profile, host=inventory.host
-        )
-
-    def _rewrite(self, claim: PreparedClaim) -> bool:
-        """Recompute the spec from the checkpoint and write it if it differs; True if written."""
-        spec = self._spec_of(claim)
-        try:
-            current = self._cdi.read(uid=claim.ref.uid)
-        except DomainError:
-            current = None
-        if current == spec:
-            return False
-        self._cdi.write(uid=claim.ref.uid, spec=spec)
-        log.info("rewrote CDI spec of %s", claim.ref)
-        return True
 
 
 def _other_identity(ref: ClaimRef, recorded: PreparedClaim) -> str:

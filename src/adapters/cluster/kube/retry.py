@@ -88,22 +88,34 @@ def with_retries(
     try:
         return call(deadline)
     except Exception as error:
-        failed: Exception | None = error
+        first_failure = error
+    try:
+        return _retry_loop(deadline, on_retry)(_replaying(first_failure, call), deadline)
+    except Exception as error:
+        _raise_reported(what, budget_s, error)
 
-    def first_failure_then_call(deadline: Deadline) -> T:
-        """The loop's first attempt replays the failure above: it waits, reports and stops on
-        it exactly as it would have had it made that try itself."""
-        nonlocal failed
-        if failed is not None:
-            replayed, failed = failed, None
-            raise replayed
+
+def _replaying(failure: Exception, call: Callable[[Deadline], T]) -> Callable[[Deadline], T]:
+    """`call`, except that its first attempt replays `failure` (the try made before the loop): the
+    loop waits, reports and stops on it exactly as it would have had it made that try itself."""
+    unreplayed = [failure]
+
+    def attempt(deadline: Deadline) -> T:
+        if unreplayed:
+            raise unreplayed.pop()
         return call(deadline)
+
+    return attempt
+
+
+def _retry_loop(deadline: Deadline, on_retry: Callable[[], None] | None) -> tenacity.Retrying:
+    """Retries transient failures, with short jittered waits, while the budget lasts."""
 
     def before_sleep(_: tenacity.RetryCallState) -> None:
         if on_retry is not None:
             on_retry()
 
-    retrying = tenacity.Retrying(
+    return tenacity.Retrying(
         retry=tenacity.retry_if_exception(is_transient),
         # the budget left after the first try: a hung server's first try may have spent it all
         stop=tenacity.stop_before_delay(deadline.remaining()),
@@ -112,10 +124,6 @@ def with_retries(
         before_sleep=before_sleep,
         reraise=True,
     )
-    try:
-        return retrying(first_failure_then_call, deadline)
-    except Exception as error:
-        _raise_reported(what, budget_s, error)
 
 
 def _raise_reported(what: str, budget_s: float, error: Exception) -> NoReturn:

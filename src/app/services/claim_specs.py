@@ -1,0 +1,90 @@
+"""Keeps each prepared claim's CDI spec in step with the checkpoint.
+
+The checkpoint is the record; a claim's CDI spec is derived from it. Computing the spec from a
+recorded claim is deterministic and free of side effects, so a spec that is missing, damaged or
+stale (the CDI directory is often tmpfs, empty after a reboot) is recomputed and rewritten rather
+than trusted. Only a spec that differs from the recomputed one is written.
+"""
+
+import logging
+from collections.abc import Callable
+
+from npu_dra.app.services.vnpu import VnpuService
+from npu_dra.domain.cdi import CdiSpec, claim_cdi_spec
+from npu_dra.domain.checkpoint import Checkpoint, PreparedClaim
+from npu_dra.domain.errors import DomainError
+from npu_dra.domain.ids import ClaimUID
+from npu_dra.domain.ports import CdiStore
+from npu_dra.domain.prepare import NodeContext
+
+log = logging.getLogger(__name__)
+
+
+class ClaimSpecs:
+    def __init__(
+        self,
+        *,
+        cdi: CdiStore,
+        context: Callable[[], NodeContext],
+        vnpus: VnpuService | None = None,
+    ) -> None:
+        self._cdi = cdi
+        self._context = context
+        self._vnpus = vnpus
+
+    def ensure(self, claim: PreparedClaim) -> None:
+        """Recreate the spec of a recorded claim if it is missing or unreadable."""
+        if claim.devices and self._missing(claim.ref.uid):
+            self.rewrite(claim)
+
+    def rewrite_all(self, checkpoint: Checkpoint) -> tuple[tuple[ClaimUID, ...], tuple[str, ...]]:
+        """Bring every checkpointed claim's spec in step: the UIDs rewritten, and one problem
+        per claim whose spec cannot be recomputed (the others are still repaired)."""
+        rewritten: list[ClaimUID] = []
+        problems: list[str] = []
+        for uid, claim in sorted(checkpoint.claims.items()):
+            try:
+                if claim.devices and self.rewrite(claim):
+                    rewritten.append(uid)
+            except DomainError as error:
+                problems.append(f"claim {claim.ref}: {error}")
+                log.error("cannot repair CDI spec of %s: %s", claim.ref, error)
+        return tuple(rewritten), tuple(problems)
+
+    def rewrite(self, claim: PreparedClaim) -> bool:
+        """Recompute the spec from the checkpoint and write it if it differs; True if written."""
+        spec = self._spec_of(claim)
+        try:
+            current = self._cdi.read(uid=claim.ref.uid)
+        except DomainError:
+            current = None
+        if current == spec:
+            return False
+        self._cdi.write(uid=claim.ref.uid, spec=spec)
+        log.info("rewrote CDI spec of %s", claim.ref)
+        return True
+
+    def _missing(self, uid: ClaimUID) -> bool:
+        try:
+            return self._cdi.read(uid=uid) is None
+        except DomainError:
+            return True
+
+    def _spec_of(self, claim: PreparedClaim) -> CdiSpec:
+        context = self._context()
+        if self._vnpus is not None and any(d.vnpu for d in claim.devices):
+            return self._vnpus.spec(claim, context)
+        inventory = context.inventory
+        devices = []
+        for prepared in claim.devices:
+            device = inventory.get(prepared.device)
+            if device is None:
+                raise DomainError(f"device {prepared.device} is no longer on this node")
+            devices.append(device)
+        return claim_cdi_spec(
+            claim.ref.uid,
+            devices,
+            driver=context.driver,
+            profile=context.profile,
+            host=inventory.host,
+        )
