@@ -20,7 +20,7 @@ from typing import Any
 
 from kubernetes import client
 
-from npu_dra.app.kubelet_plugin.runtime import KubeletPlugin, build_container
+from npu_dra.app.commands.kubelet_plugin_runtime import KubeletPlugin, build_container
 from npu_dra.app.options import Hardware, Settings, defaults
 from tests.e2e.plugin_process import DRIVER, fake_node, plugin_process
 from tests.support.controlplane import ControlPlane, build_binaries, wait_for

@@ -19,8 +19,8 @@ from typing import Any
 from dependency_injector import providers
 
 from npu_dra.adapters.hardware.fake import FakeHardware
+from npu_dra.app.commands.kubelet_plugin_runtime import KubeletPlugin
 from npu_dra.app.container import container_for
-from npu_dra.app.kubelet_plugin.runtime import KubeletPlugin
 from npu_dra.app.options import Hardware, Settings, defaults
 from npu_dra.domain.claims import ClaimRef
 from npu_dra.domain.device import NodeInventory

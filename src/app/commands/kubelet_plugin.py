@@ -19,7 +19,7 @@ def register(subparsers: "argparse._SubParsersAction[argparse.ArgumentParser]") 
 def run(args: argparse.Namespace) -> int:
     settings = settings_from(args)
     logs.configure(level=settings.log_level, fmt=settings.log_format)
-    from npu_dra.app.kubelet_plugin import runtime
+    from npu_dra.app.commands import kubelet_plugin_runtime as runtime
     from npu_dra.app.signals import stop_on_signals
 
     return runtime.run(settings, stop_on_signals())

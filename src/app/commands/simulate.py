@@ -108,10 +108,11 @@ def node_plugin(
     stores) only when a pod lands there, since wiring one costs milliseconds per node."""
     from npu_dra.adapters.hardware.nvml.fake import is_gpu_description
     from npu_dra.adapters.hardware.sliced import sliced_if_described
-    from npu_dra.app.container import hardware_probe, node_container
+    from npu_dra.app.container import node_container
     from npu_dra.app.services.inventory import InventoryCache
     from npu_dra.app.services.publisher import PoolPublisher
     from npu_dra.app.simulation.run import NodePlugin, NodeServices
+    from npu_dra.app.wiring.hardware import hardware_probe
     from npu_dra.domain.ids import DriverName
 
     name, hardware = scenario.nodes[index]

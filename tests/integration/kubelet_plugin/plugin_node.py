@@ -13,8 +13,8 @@ import attrs
 
 from npu_dra.adapters.cluster.memory import MemoryCluster
 from npu_dra.adapters.hardware.fake import FakeHardware
+from npu_dra.app.commands.kubelet_plugin_runtime import KubeletPlugin, build_container
 from npu_dra.app.container import Container
-from npu_dra.app.kubelet_plugin.runtime import KubeletPlugin, build_container
 from npu_dra.app.options import Hardware, Settings, defaults
 from npu_dra.domain.claims import ClaimRef
 from npu_dra.domain.ids import ClaimName, ClaimUID, Namespace

@@ -13,7 +13,7 @@ import pytest
 from plugin_node import DRIVER, plugin_settings
 
 from npu_dra.app.commands import kubelet_plugin
-from npu_dra.app.kubelet_plugin import runtime
+from npu_dra.app.commands import kubelet_plugin_runtime as runtime
 from npu_dra.app.options import settings_from
 from tests.support.kubelet import Kubelet, wait_for_registration_socket
 

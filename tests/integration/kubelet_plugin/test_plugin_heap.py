@@ -11,7 +11,7 @@ from collections.abc import Iterator
 import pytest
 from plugin_node import Node
 
-from npu_dra.app.kubelet_plugin import runtime
+from npu_dra.app.commands import kubelet_plugin_runtime as runtime
 
 
 @pytest.fixture(autouse=True)

@@ -12,8 +12,8 @@ import pytest
 from plugin_node import DRIVER, Node, plugin_settings, start_node
 
 from npu_dra.adapters.checkpoint import FileCheckpointStore
-from npu_dra.app.kubelet_plugin import runtime
-from npu_dra.app.kubelet_plugin.runtime import StartupError
+from npu_dra.app.commands import kubelet_plugin_runtime as runtime
+from npu_dra.app.commands.kubelet_plugin_runtime import StartupError
 from tests.support.kubelet import Kubelet, get_info
 
 

@@ -7,8 +7,8 @@ import pytest
 
 from npu_dra.adapters.hardware.npu_smi.runner import NpuSmiRunner, label
 from npu_dra.adapters.metrics.memory import MemoryMetrics
-from npu_dra.app.container import hardware_probe
 from npu_dra.app.options import defaults
+from npu_dra.app.wiring.hardware import hardware_probe
 from npu_dra.domain.errors import DomainError
 from tests.support.fake_npu_smi import FakeNpuSmi, make_dev_root, make_sysfs
 

@@ -1,4 +1,5 @@
-"""The plugin process's life: restore, publish, serve in the kubelet's order, stop cleanly.
+"""`npu-dra kubelet-plugin`'s runner, the plugin process's life: restore, publish, serve in the
+kubelet's order, stop cleanly.
 
 Start order is a contract with the kubelet: state is repaired before anything is served (a
 prepare must never see a CDI spec the checkpoint does not back), the DRA socket serves, and only

@@ -1,0 +1,94 @@
+"""What one node's services stand on, whichever plugin serves them: the state stores (on disk, or
+in memory for the simulation), the device-taint policy, and the metering both plugins share."""
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from npu_dra.app.options import Settings
+from npu_dra.app.services.metered import MeteredNodeClaims
+from npu_dra.domain.ports import CdiStore, CheckpointStore, NodeClaims, StaticCdiSpecs
+from npu_dra.domain.profile import DeviceProfile
+
+if TYPE_CHECKING:
+    from npu_dra.adapters.metrics.prometheus import PrometheusMetrics
+    from npu_dra.domain.device_taints import TaintPolicy
+    from npu_dra.domain.metrics import PluginMetrics
+
+CHECKPOINT_FILE = "checkpoint.json"
+
+
+# -- state on disk (or in memory, for the simulation) -------------------------------------------
+
+
+def plugin_data_dir(settings: Settings) -> Path:
+    """`<kubelet plugins dir>/<driver>`: same path inside and outside the container."""
+    return settings.plugins_dir / settings.driver_name
+
+
+def cdi_files(settings: Settings, profile: DeviceProfile) -> CdiStore:
+    from npu_dra.adapters.cdi.files import FileCdiStore
+
+    return FileCdiStore(settings.cdi_root, driver=settings.driver_name, cdi_class=profile.cdi_class)
+
+
+def cdi_memory() -> CdiStore:
+    from npu_dra.adapters.cdi.memory import MemoryCdiStore
+
+    return MemoryCdiStore()
+
+
+def checkpoint_file(settings: Settings) -> CheckpointStore:
+    from npu_dra.adapters.checkpoint.files import FileCheckpointStore
+
+    return FileCheckpointStore(plugin_data_dir(settings) / CHECKPOINT_FILE)
+
+
+def checkpoint_memory() -> CheckpointStore:
+    from npu_dra.adapters.checkpoint.memory import MemoryCheckpointStore
+
+    return MemoryCheckpointStore()
+
+
+def static_cdi_files(settings: Settings) -> StaticCdiSpecs:
+    from npu_dra.adapters.cdi.static_files import FileStaticCdiSpecs
+
+    return FileStaticCdiSpecs(settings.cdi_root)
+
+
+def static_cdi_memory() -> StaticCdiSpecs:
+    from npu_dra.adapters.cdi.memory import MemoryStaticCdiSpecs
+
+    return MemoryStaticCdiSpecs()
+
+
+# -- publishing and metering --------------------------------------------------------------------
+
+
+def taint_policy(settings: Settings) -> "TaintPolicy | None":
+    """`--device-taints auto`: taint where the server serves taints; otherwise (off, or the
+    simulation) unusable devices are left out."""
+    from npu_dra.domain.device_taints import parse_taint_policy
+
+    if settings.device_taints != "auto" or settings.state != "files":
+        return None
+    return parse_taint_policy(settings.taint_effects)
+
+
+def prometheus_metrics() -> "PrometheusMetrics":
+    from npu_dra.adapters.metrics.prometheus import PrometheusMetrics
+
+    return PrometheusMetrics()
+
+
+def served_metrics(
+    settings: Settings, metrics: "Callable[[], PluginMetrics]"
+) -> "PluginMetrics | None":
+    """The series where /metrics is served (`--metrics-port`); None where nothing would ever
+    read them, so no call pays for counting and the process never imports the Prometheus
+    client."""
+    return metrics() if settings.metrics_port >= 0 else None
+
+
+def metered(inner: NodeClaims, metrics: "PluginMetrics | None") -> NodeClaims:
+    return inner if metrics is None else MeteredNodeClaims(inner, metrics)
