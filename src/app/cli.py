@@ -1,6 +1,6 @@
 """The `npu-dra` command: one entry point, a subcommand per mode.
 
-Each command module declares its flags from app/options.py and imports what it runs only when it
+Each command module declares its flags from app/options/ and imports what it runs only when it
 runs, so `npu-dra --help` and `npu-dra <command> --help` answer without loading gRPC, the
 Kubernetes client or the CEL runtime.
 """

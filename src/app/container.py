@@ -1,5 +1,5 @@
 """The composition root: every object graph any `npu-dra` command runs is declared here, from one
-`Settings` (app/options.py); the factories that build each object live in app/wiring/, one module
+`Settings` (app/options/); the factories that build each object live in app/wiring/, one module
 per graph.
 
 `Container` holds what a process shares (the cluster API, the simulation's selector evaluator);

@@ -3,9 +3,10 @@
 A profile owns its driver-name default, how devices are named, the attributes and capacities
 they publish, each device's node and the shared device nodes containers need (per chip family,
 with the ones a node cannot work without), the env var that tells the vendor runtime which
-devices it sees, env that goes with mounted driver files, and the classic resource prefix. The
-rest of the domain reads devices only through a profile, so a new vendor adds a profile (and a
-hardware adapter), not new code paths.
+devices it sees, env that goes with mounted driver files, the classic resource prefix and the
+real `--hardware` backend that finds its devices (the one rule both the options and the hardware
+adapter check a backend against). The rest of the domain reads devices only through a profile, so
+a new vendor adds a profile (and a hardware adapter), not new code paths.
 """
 
 from collections.abc import Callable, Mapping
@@ -55,6 +56,7 @@ class DeviceProfile:
     capacity: Callable[[Device], dict[str, Quantity]]
     memory_capacity: str  # which capacity holds the device memory
     visible_id: Callable[[Device], str]  # one entry of visible_devices_env
+    real_backend: str  # the `--hardware` backend that finds this profile's devices
     shared_nodes: tuple[SharedNode, ...] = ()
     env_with_mount: Mapping[str, tuple[str, ...]] = attrs.field(factory=dict)
 
@@ -134,6 +136,7 @@ ASCEND_NPU = DeviceProfile(
     capacity=_ascend_capacity,
     memory_capacity="memCapacity",
     visible_id=lambda d: str(d.physical_id),
+    real_backend="npu-smi",
     shared_nodes=(
         SharedNode(
             "davinci_manager", ("davinci_manager_docker", "davinci_manager"), _310B, required=True
@@ -171,6 +174,7 @@ NVIDIA_GPU = DeviceProfile(
     capacity=lambda d: {"memory": Quantity.of_bytes(d.memory_bytes)},
     memory_capacity="memory",
     visible_id=lambda d: d.uuid or str(d.logic_id),
+    real_backend="nvml",
     shared_nodes=(
         SharedNode("nvidiactl", required=True),
         SharedNode("nvidia-uvm"),
@@ -188,3 +192,20 @@ def profile_named(name: str) -> DeviceProfile:
     if name not in PROFILES:
         raise ValueError(f"--device-profile {name!r}: known profiles are {', '.join(PROFILES)}")
     return PROFILES[name]
+
+
+def backend_mismatch(backend: str, profile: str) -> str | None:
+    """Why the real `backend` (`npu-smi`, also spelled `npu_smi`, or `nvml`) cannot serve
+    `profile`, or None when it can or is no real backend (a fake node description).
+
+    A real backend finds one vendor's devices; under another profile they would get that
+    profile's names, attributes and CDI content (a GPU handed /dev/davinci0).
+    """
+    spelled = backend.replace("_", "-")
+    served = next((p.name for p in PROFILES.values() if p.real_backend == spelled), None)
+    if served is None or served == profile:
+        return None
+    return (
+        f"--hardware {spelled} finds {served} devices, not {profile}: "
+        f"give --device-profile={served}"
+    )

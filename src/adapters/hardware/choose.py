@@ -18,21 +18,17 @@ from npu_dra.adapters.hardware.nvml.fake import fake_gpu_node, is_gpu_descriptio
 from npu_dra.adapters.hardware.nvml.host import NvidiaHostPaths
 from npu_dra.domain.ids import NodeName
 from npu_dra.domain.ports import HardwareProbe
+from npu_dra.domain.profile import backend_mismatch
 
 HARDWARE_CHOICES = "npu-smi, nvml or fake:FILE"
-# The device profile each backend's devices belong to: a backend under another profile would
-# get that profile's names, attributes and CDI content (a GPU handed /dev/davinci0).
-BACKEND_PROFILE = {"npu-smi": "npu", "nvml": "gpu"}
 
 
 def check_backend(hardware: str, profile: str) -> None:
-    """ValueError naming both flags when a real backend is chosen under another profile."""
-    served = BACKEND_PROFILE.get(hardware.replace("_", "-"))
-    if served is not None and served != profile:
-        raise ValueError(
-            f"--hardware {hardware.replace('_', '-')} finds {served} devices, not {profile}: "
-            f"give --device-profile={served}"
-        )
+    """ValueError naming both flags when a real backend is chosen under another profile (the
+    rule is the domain's: each profile names its real backend)."""
+    mismatch = backend_mismatch(hardware, profile)
+    if mismatch is not None:
+        raise ValueError(mismatch)
 
 
 def fake_probe(

@@ -4,5 +4,5 @@
 device lists current, and `registration_supervisor` keeps every resource served and registered
 again after a kubelet restart. The composition root (app/container.py, its
 factories in app/wiring/device_plugin.py) runs it; flags are in
-app/options.py.
+app/options/.
 """

@@ -20,7 +20,7 @@ CommandTimer = Callable[[str, float, bool], None]
 def hardware_probe(
     settings: Settings, metrics: "Callable[[], PluginMetrics] | None" = None
 ) -> HardwareProbe:
-    """The backend `--hardware` chose (app/options.py has checked it finds the profile's
+    """The backend `--hardware` chose (app/options/ has checked it finds the profile's
     devices); a fake node description of another profile's devices is refused by its probe.
     Where /metrics is served (`--metrics-port`), each npu-smi command is timed into `metrics`."""
     kind = settings.hardware.kind

@@ -1,4 +1,4 @@
-"""app/options.py: every command's flags declared once, the same names, env vars and defaults
+"""app/options/: every command's flags declared once, the same names, env vars and defaults
 on every command, parsed into one typed Settings."""
 
 from __future__ import annotations

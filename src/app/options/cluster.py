@@ -1,0 +1,68 @@
+"""The cluster-facing options: which API server the kubelet plugin talks to, how long a prepare
+waits for it, and what it publishes there (partitions, device taints).
+"""
+
+from npu_dra.app.options.option import Option
+from npu_dra.app.options.values import (
+    CLUSTERS,
+    DEVICE_TAINTS,
+    PARTITION_MODES,
+    claim_fetch_timeout,
+    one_of,
+    taint_effects,
+)
+
+CLUSTER = (
+    Option(
+        "kubeconfig",
+        ("--kubeconfig",),
+        "kubeconfig file; empty: the pod's in-cluster service account",
+        "",
+        env="KUBECONFIG",
+        metavar="FILE",
+    ),
+    Option(
+        "cluster",
+        ("--cluster",),
+        "cluster API; memory is an empty in-memory API for tests and demos only",
+        "kubernetes",
+        one_of(CLUSTERS),
+    ),
+    Option(
+        "claim_fetch_timeout",
+        ("--claim-fetch-timeout",),
+        "seconds a prepare waits for the API server to return its claims, all together",
+        "20",
+        claim_fetch_timeout,
+        "CLAIM_FETCH_TIMEOUT",
+        "SECONDS",
+    ),
+    Option(
+        "partitions",
+        ("--partitions",),
+        "none: whole chips only; templates: also publish each chip's vNPU template "
+        "placements as partitionable devices (needs DRAPartitionableDevices)",
+        "none",
+        one_of(PARTITION_MODES),
+        "PARTITIONS",
+    ),
+    Option(
+        "device_taints",
+        ("--device-taints",),
+        "auto: unhealthy devices stay published with a device taint where the API server "
+        "serves taints (DRADeviceTaints), else are left out; off: always left out",
+        "auto",
+        one_of(DEVICE_TAINTS),
+        "DEVICE_TAINTS",
+    ),
+    Option(
+        "taint_effects",
+        ("--taint-effects",),
+        "health word -> taint effect over the defaults Degraded=None,Unhealthy=NoSchedule,"
+        "Critical=NoExecute,Unknown=NoSchedule (e.g. Critical=NoSchedule)",
+        "",
+        taint_effects,
+        "TAINT_EFFECTS",
+        "WORD=EFFECT,...",
+    ),
+)

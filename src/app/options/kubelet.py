@@ -1,0 +1,60 @@
+"""The kubelet-facing options: where the kubelet looks for each plugin's sockets, where CDI
+specs go, and how the classic device plugin names and mounts what it serves.
+"""
+
+from npu_dra.app.options.option import Option, directory
+from npu_dra.app.options.values import driver_mounts, switch
+
+KUBELET = (
+    directory("cdi_root", "--cdi-root", "CDI_ROOT", "/var/run/cdi", "CDI spec directory"),
+    directory(
+        "registrar_dir",
+        "--kubelet-registrar-directory-path",
+        "KUBELET_REGISTRAR_DIRECTORY_PATH",
+        "/var/lib/kubelet/plugins_registry",
+        "where the kubelet looks for registration sockets",
+    ),
+    directory(
+        "plugins_dir",
+        "--kubelet-plugins-directory-path",
+        "KUBELET_PLUGINS_DIRECTORY_PATH",
+        "/var/lib/kubelet/plugins",
+        "parent of this plugin's data dir (DRA socket, checkpoint)",
+    ),
+    directory(
+        "device_plugin_path",
+        "--device-plugin-path",
+        "DEVICE_PLUGIN_PATH",
+        "/var/lib/kubelet/device-plugins",
+        "the kubelet's device plugin directory (kubelet.sock and ours)",
+    ),
+)
+
+DEVICE_PLUGIN = (
+    Option(
+        "resource_name",
+        ("--resource-name",),
+        "override the resource names: NAME, or FAMILY=NAME,... per chip family",
+        "",
+        str.strip,
+        "RESOURCE_NAME",
+    ),
+    Option(
+        "cdi_enabled",
+        ("--cdi-enabled",),
+        "answer Allocate with CDI device names too, and write their static spec",
+        "false",
+        switch,
+        "CDI_ENABLED",
+        negatable=True,
+    ),
+    Option(
+        "driver_mounts",
+        ("--driver-mounts",),
+        "more read-only mounts beyond the driver files found: /host[:/container],...",
+        "",
+        driver_mounts,
+        "DRIVER_MOUNTS",
+        "MOUNTS",
+    ),
+)

@@ -1,0 +1,120 @@
+"""`Settings`: every option's parsed value in one frozen object, the only configuration the
+composition root (app/container.py) reads, and how a command's parsed flags become one.
+
+`resolved` fills in what the device profile decides (its driver name, its real backend) and
+refuses a real backend that finds another profile's devices: that rule is the domain's
+(domain/profile.py), read here only when settings are made, so `--help` never loads it.
+"""
+
+import argparse
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import attrs
+
+from npu_dra.app.options.option import Option
+from npu_dra.app.options.table import OPTIONS
+from npu_dra.app.options.values import Hardware, OptionError, hardware
+
+if TYPE_CHECKING:
+    from npu_dra.domain.cdi import Mount
+
+# The kubelet's gRPC probe dials the pod IP (the node's own, with hostNetwork).
+HEALTHCHECK_HOST = "0.0.0.0"  # noqa: S104
+# The one-shot commands print their answer; their log says only what went wrong, by default.
+QUIET_COMMANDS = ("discover", "simulate")
+QUIET_LOG_LEVEL = "warning"
+
+
+@attrs.frozen
+class Settings:
+    """Every option's parsed value; the composition root's one input. Options a command does
+    not take keep their declared defaults."""
+
+    node_name: str
+    device_profile: str
+    driver_name: str
+    hardware: Hardware
+    npu_smi_path: Path
+    probe_timeout: float
+    sysfs_root: Path
+    dev_root: Path
+    ascend_root: Path
+    dcmi_dir: Path
+    ascend_install_info: Path
+    driver_root: Path
+    health_interval: float
+    cdi_root: Path
+    registrar_dir: Path
+    plugins_dir: Path
+    healthcheck_port: int
+    kubeconfig: str
+    cluster: str
+    claim_fetch_timeout: float
+    partitions: str
+    metrics_port: int
+    device_taints: str
+    taint_effects: str
+    device_plugin_path: Path
+    resource_name: str
+    cdi_enabled: bool
+    driver_mounts: "tuple[Mount, ...]"
+    log_level: str
+    log_format: str
+    output: str
+    scenario: Path | None
+    generate: str
+    search_budget: int
+    prepare: bool
+    cdi_out: Path | None
+    # Not flags: where prepared claims live (the simulation keeps them in memory per node).
+    state: str = "files"
+    healthcheck_host: str = HEALTHCHECK_HOST
+
+    def derive(self, **changes: Any) -> "Settings":
+        """These settings with `changes`, the profile's driver and backend filled in again."""
+        return resolved(attrs.evolve(self, **changes))
+
+
+def defaults(**overrides: Any) -> Settings:
+    """The declared defaults (environment ignored), with `overrides`: for tests and tools."""
+    values = {dest: option.parse(option.default) for dest, option in OPTIONS.items()}
+    return resolved(Settings(**(values | overrides)))
+
+
+def settings_from(args: argparse.Namespace) -> Settings:
+    """The parsed flags of one command (`args.command`, set by the CLI's subparsers); the
+    options it does not take keep their defaults."""
+    given = {dest: getattr(args, dest) for dest in OPTIONS if hasattr(args, dest)}
+    for dest, value in given.items():
+        if isinstance(value, str) and OPTIONS[dest].negatable:
+            given[dest] = _switch_from_env(OPTIONS[dest], value)
+    if not given.get("log_level"):
+        quiet = getattr(args, "command", None) in QUIET_COMMANDS
+        given["log_level"] = QUIET_LOG_LEVEL if quiet else "info"
+    return defaults(**given)
+
+
+def _switch_from_env(option: Option, text: str) -> bool:
+    try:
+        return bool(option.parse(text))
+    except argparse.ArgumentTypeError as error:
+        raise OptionError(f"{option.env or option.flag}: {error}") from None
+
+
+def resolved(settings: Settings) -> Settings:
+    """Fill in what the profile decides: its driver name and its real backend."""
+    from npu_dra.domain.profile import backend_mismatch, profile_named
+
+    profile = profile_named(settings.device_profile)
+    changes: dict[str, Any] = {}
+    if not settings.driver_name:
+        changes["driver_name"] = profile.default_driver
+    if not settings.hardware.kind:
+        changes["hardware"] = hardware(profile.real_backend)
+    if not settings.log_level:
+        changes["log_level"] = "info"
+    mismatch = backend_mismatch(changes.get("hardware", settings.hardware).kind, profile.name)
+    if mismatch is not None:
+        raise OptionError(mismatch)
+    return attrs.evolve(settings, **changes) if changes else settings

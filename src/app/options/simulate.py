@@ -1,0 +1,61 @@
+"""The one-shot commands' options: how discover and simulate print their answer, and what the
+simulation runs (its scenario, its search bound, whether it prepares, where its CDI goes).
+"""
+
+from npu_dra.app.options.option import Option
+from npu_dra.app.options.values import one_of, optional_path, positive_int, switch
+
+# The simulation's allocation search bound per pod and node (domain/scheduling/allocator.py's
+# DEFAULT_STEP_BUDGET; a unit test keeps the two equal without importing the scheduler here).
+SEARCH_BUDGET = 200_000
+
+OUTPUT = Option(
+    "output",
+    ("--output", "-o"),
+    "yaml, json or table; empty: table for simulate, yaml for discover",
+    "",
+    one_of(("", "yaml", "json", "table")),
+)
+
+SIMULATE = (
+    Option(
+        "scenario",
+        ("--scenario",),
+        "Kubernetes-shaped YAML of nodes, classes, claims and pods (default: built-in)",
+        "",
+        optional_path,
+        metavar="FILE",
+    ),
+    Option(
+        "generate",
+        ("--generate",),
+        "a generated scenario of identical nodes and NPU pods, for scale runs",
+        "",
+        metavar="nodes=N,npus=N,pods=N",
+    ),
+    Option(
+        "search_budget",
+        ("--search-budget",),
+        "allocation search steps per pod and node before a pod is reported Undecided "
+        "(kube-scheduler bounds the search by time instead: 10 s per node)",
+        str(SEARCH_BUDGET),
+        positive_int,
+        metavar="STEPS",
+    ),
+    Option(
+        "prepare",
+        ("--prepare",),
+        "run the node plugins' NodePrepareResources step (--no-prepare: allocate only)",
+        "true",
+        switch,
+        negatable=True,
+    ),
+    Option(
+        "cdi_out",
+        ("--cdi-out",),
+        "write the simulated CDI specs here (default: a temporary directory)",
+        "",
+        optional_path,
+        metavar="DIR",
+    ),
+)

@@ -1,0 +1,98 @@
+"""Every option by name, which of them each command takes, and how they become a parser's flags.
+
+`OPTIONS` joins the tables written by concern (node.py, kubelet.py, cluster.py,
+observability.py, simulate.py); `COMMANDS` lists each command's options in the order its
+`--help` shows them. A flag wins over its env var, which wins over the default, on every command
+alike.
+"""
+
+import argparse
+import os
+from collections.abc import Mapping
+
+from npu_dra.app.options.cluster import CLUSTER
+from npu_dra.app.options.kubelet import DEVICE_PLUGIN, KUBELET
+from npu_dra.app.options.node import HOST_PATHS, NODE
+from npu_dra.app.options.observability import LOGGING, PORTS
+from npu_dra.app.options.option import Option
+from npu_dra.app.options.simulate import OUTPUT, SIMULATE
+
+OPTIONS: Mapping[str, Option] = {
+    option.dest: option
+    for option in (
+        *NODE,
+        *HOST_PATHS,
+        *KUBELET,
+        *DEVICE_PLUGIN,
+        *CLUSTER,
+        *PORTS,
+        *LOGGING,
+        OUTPUT,
+        *SIMULATE,
+    )
+}
+
+_HARDWARE = (
+    *("node_name", "device_profile", "driver_name", "hardware", "npu_smi_path", "probe_timeout"),
+    *("sysfs_root", "dev_root", "ascend_root", "dcmi_dir", "ascend_install_info", "driver_root"),
+)
+_LOGGING = ("log_level", "log_format")
+COMMANDS: Mapping[str, tuple[str, ...]] = {
+    "kubelet-plugin": (
+        *_HARDWARE,
+        *("registrar_dir", "plugins_dir", "cdi_root", "healthcheck_port", "kubeconfig"),
+        *("cluster", "health_interval", "claim_fetch_timeout", "partitions"),
+        *("metrics_port", "device_taints", "taint_effects"),
+        *_LOGGING,
+    ),
+    "device-plugin": (
+        *_HARDWARE,
+        *("device_plugin_path", "resource_name", "health_interval", "cdi_enabled", "cdi_root"),
+        *("driver_mounts", "metrics_port"),
+        *_LOGGING,
+    ),
+    "discover": (*_HARDWARE, "output", *_LOGGING),
+    "simulate": (
+        *("scenario", "generate", "output", "search_budget", "prepare", "driver_name"),
+        "cdi_out",
+        *_LOGGING,
+    ),
+}
+
+
+def add_options(
+    parser: argparse.ArgumentParser, command: str, environ: Mapping[str, str] | None = None
+) -> None:
+    """The command's flags on `parser`, their defaults read from `environ` (os.environ)."""
+    env = os.environ if environ is None else environ
+    for dest in COMMANDS[command]:
+        option = OPTIONS[dest]
+        from_env = env.get(option.env) if option.env else None
+        default = from_env if from_env is not None else option.default
+        if option.negatable:
+            # The default stays text until settings_from, so a bad env value is reported by
+            # the command that reads it, not by every command's parser.
+            parser.add_argument(
+                *option.flags,
+                dest=dest,
+                action=argparse.BooleanOptionalAction,
+                default=default,
+                help=_help(option),
+            )
+            continue
+        parser.add_argument(
+            *option.flags,
+            dest=dest,
+            default=default,
+            type=option.parse,
+            metavar=option.metavar,
+            help=_help(option).replace("%", "%%"),
+        )
+
+
+def _help(option: Option) -> str:
+    """The option's help, followed by its env var and its default where it has them."""
+    shown = [f"env {option.env}"] if option.env else []
+    if option.default:
+        shown.append(f"default {option.default}")
+    return f"{option.help} ({'; '.join(shown)})" if shown else option.help
