@@ -10,6 +10,11 @@ the hardware adapter reported them (`HostFiles`): each device's node, the shared
 families need and the host has, the driver files read-only, and the env that goes with them.
 The DRA spec, the classic plugin's static spec and its Allocate answer are all built from
 `device_edits` and `runtime_edits`, so the three cannot drift apart.
+
+The naming rule lives here too, once: the kind (`k8s.<driver>/<class>`), a device's qualified
+name (`<kind>=<device>`), and the spec file names the file adapters use: a claim's transient
+spec is `<vendor>-<class>_<claimUID>.json` (the Go CDI library's transient name, the claim UID as
+its ID), the device plugin's static spec `<vendor>-<class>.json`, which never matches the former.
 """
 
 from collections.abc import Iterable, Sequence
@@ -25,6 +30,7 @@ CDI_VERSION = "0.3.0"
 HOST_PATH_VERSION = "0.5.0"  # deviceNodes[].hostPath, and names starting with a digit
 DIGIT_NAME_VERSION = HOST_PATH_VERSION
 CONTAINER_DEV = "/dev"
+SPEC_FILE_SUFFIX = ".json"
 READ_ONLY = ("ro", "nosuid", "nodev", "bind")
 
 
@@ -66,7 +72,7 @@ class CdiSpec:
     version: str = CDI_VERSION
 
     def qualified_name(self, device: CdiDevice) -> str:
-        return f"{self.kind}={device.name}"
+        return qualified_device_name(self.kind, device.name)
 
     def device_nodes(self) -> tuple[str, ...]:
         nodes = [n.path for n in self.edits.device_nodes]
@@ -75,7 +81,41 @@ class CdiSpec:
 
 
 def cdi_kind(driver: DriverName, profile: DeviceProfile) -> str:
-    return f"k8s.{driver}/{profile.cdi_class}"
+    return class_kind(driver, profile.cdi_class)
+
+
+def class_kind(driver: DriverName, cdi_class: str) -> str:
+    """`k8s.<driver>/<class>`: our CDI vendor is the driver's name under `k8s.`."""
+    return f"k8s.{driver}/{cdi_class}"
+
+
+def qualified_device_name(kind: str, device_name: str) -> str:
+    """`<kind>=<device>`: the name a runtime (and the kubelet's CDI ids) give a CDI device."""
+    return f"{kind}={device_name}"
+
+
+def claim_spec_prefix(kind: str) -> str:
+    """`k8s.npu.huawei.com/npu` -> `k8s.npu.huawei.com-npu_`: what every claim spec file of
+    this kind starts with (and, after a dot, its temp files)."""
+    return f"{_file_stem(kind)}_"
+
+
+def claim_spec_file_name(kind: str, uid: ClaimUID) -> str:
+    return f"{claim_spec_prefix(kind)}{uid}{SPEC_FILE_SUFFIX}"
+
+
+def claim_of_spec_file(kind: str, file_name: str) -> str | None:
+    """The transient ID (claim UID, unchecked) a claim spec file of this kind is named for;
+    None for any other file."""
+    prefix = claim_spec_prefix(kind)
+    if not (file_name.startswith(prefix) and file_name.endswith(SPEC_FILE_SUFFIX)):
+        return None
+    return file_name[len(prefix) : -len(SPEC_FILE_SUFFIX)] or None
+
+
+def static_spec_file_name(kind: str) -> str:
+    """`k8s.npu.huawei.com/npu` -> `k8s.npu.huawei.com-npu.json`."""
+    return f"{_file_stem(kind)}{SPEC_FILE_SUFFIX}"
 
 
 def cdi_device_name(uid: ClaimUID, device: Device) -> str:
@@ -160,6 +200,11 @@ def _shared_node(rule: SharedNode, host: HostFiles, families: list[str]) -> Devi
             f"and {'/'.join(families)} containers need it"
         )
     return None
+
+
+def _file_stem(kind: str) -> str:
+    """CDI's `<vendor>-<class>` file name stem of a `<vendor>/<class>` kind."""
+    return kind.replace("/", "-")
 
 
 def _under(path: str, directory: str) -> bool:

@@ -21,6 +21,7 @@ from npu_dra.domain.cdi import (
     DeviceNode,
     Mount,
     device_node,
+    qualified_device_name,
     runtime_edits,
     visible_devices_env,
 )
@@ -103,7 +104,7 @@ def container_allocation(
             *shared.device_nodes,
         ),
         mounts=with_extra_mounts(shared.mounts, settings.driver_mounts),
-        cdi_devices=tuple(f"{kind}={d.name}" for d in chosen) if kind else (),
+        cdi_devices=tuple(qualified_device_name(kind, d.name) for d in chosen) if kind else (),
     )
 
 

@@ -6,7 +6,7 @@ from collections.abc import Mapping
 
 import attrs
 
-from npu_dra.domain.cdi import CdiSpec, cdi_device_name, claim_cdi_spec
+from npu_dra.domain.cdi import CdiSpec, cdi_device_name, claim_cdi_spec, qualified_device_name
 from npu_dra.domain.checkpoint import PreparedClaim, PreparedDevice
 from npu_dra.domain.claims import AllocationResult, ResourceClaim
 from npu_dra.domain.device import Device, NodeInventory
@@ -95,7 +95,7 @@ def _prepared(
     uid: ClaimUID, result: AllocationResult, device: Device, spec: CdiSpec | None
 ) -> PreparedDevice:
     assert spec is not None  # a device was chosen, so a spec exists
-    cdi_id = f"{spec.kind}={cdi_device_name(uid, device)}"
+    cdi_id = qualified_device_name(spec.kind, cdi_device_name(uid, device))
     return PreparedDevice(
         request_names=(result.request_name,),
         pool=result.pool,

@@ -2,9 +2,10 @@
 
 Unlike the DRA path's per-claim transient specs, the device plugin names devices, not claims, so
 one spec holds every NPU of the node (all chip families share the CDI kind) and lasts as long as
-the devices do. Its file name (`<vendor>-<class>.json`, CDI's static naming) deliberately does
-not match the DRA store's `..._<claimUID>.json` pattern, so a DRA plugin sharing the directory
-never mistakes it for a stale claim. Computed here; written through the `StaticCdiSpecs` port.
+the devices do. Its file name (`<vendor>-<class>.json`, CDI's static naming: domain/cdi.py's
+`static_spec_file_name`) deliberately does not match the DRA store's `..._<claimUID>.json`
+pattern, so a DRA plugin sharing the directory never mistakes it for a stale claim. Computed
+here; written through the `StaticCdiSpecs` port.
 """
 
 from collections.abc import Iterable, Sequence
@@ -42,8 +43,3 @@ def static_spec(
     )
     spec = CdiSpec(kind, per_device, common)
     return attrs.evolve(spec, version=minimum_version(spec))
-
-
-def spec_file_name(kind: str) -> str:
-    """`k8s.npu.huawei.com/npu` -> `k8s.npu.huawei.com-npu.json`."""
-    return kind.replace("/", "-") + ".json"

@@ -13,14 +13,19 @@ before it serves anything. (The directory is usually tmpfs, empty after a reboot
 
 import json
 import os
-import re
 from pathlib import Path
 
 from npu_dra.adapters.atomic import atomic_write, remove_temp_files
 from npu_dra.adapters.cdi.codec import InvalidCdiSpec, check_uid, decode, encode
-from npu_dra.domain.cdi import CdiSpec
+from npu_dra.domain.cdi import (
+    CdiSpec,
+    claim_of_spec_file,
+    claim_spec_file_name,
+    claim_spec_prefix,
+    class_kind,
+)
 from npu_dra.domain.errors import InvalidName, StateError
-from npu_dra.domain.ids import ClaimUID
+from npu_dra.domain.ids import ClaimUID, DriverName
 
 SPEC_MODE = 0o644
 # Temp files start with a dot and our spec names (CDI runtimes ignore them), so a clean-up at
@@ -33,11 +38,10 @@ LEGACY_TEMP_AGE_S = 600.0
 class FileCdiStore:
     def __init__(self, root: Path, *, driver: str, cdi_class: str) -> None:
         self._root = root
-        # `<vendor>-<class>_<claimUID>.json` with vendor `k8s.<driver>`: the Go library's
-        # transient-spec name, with the claim UID as the transient ID.
-        self._prefix = f"k8s.{driver}-{cdi_class}_"
-        self._pattern = re.compile(rf"^{re.escape(self._prefix)}(.+)\.json$")
-        self._temp_prefix = f".{self._prefix}"
+        # The store's kind names its files (a spec's own kind is not consulted): the claim
+        # UID is the transient ID of `<vendor>-<class>_<claimUID>.json`.
+        self._kind = class_kind(DriverName(driver), cdi_class)
+        self._temp_prefix = f".{claim_spec_prefix(self._kind)}"
 
     def write(self, *, uid: ClaimUID, spec: CdiSpec) -> None:
         path = self._path(uid)
@@ -82,11 +86,11 @@ class FileCdiStore:
             names = os.listdir(self._root)
         except FileNotFoundError:
             return frozenset()
-        matches = (self._pattern.match(name) for name in names)
-        return frozenset(ClaimUID(m[1]) for m in matches if m and _is_uid(m[1]))
+        found = (claim_of_spec_file(self._kind, name) for name in names)
+        return frozenset(ClaimUID(uid) for uid in found if uid is not None and _is_uid(uid))
 
     def _path(self, uid: ClaimUID) -> Path:
-        return self._root / f"{self._prefix}{check_uid(uid)}.json"
+        return self._root / claim_spec_file_name(self._kind, check_uid(uid))
 
 
 def _is_uid(text: str) -> bool:

@@ -1,8 +1,9 @@
 """The device plugin's static CDI spec as a file: `<vendor>-<class>.json` in the CDI directory.
 
-CDI's static naming deliberately differs from the DRA store's `..._<claimUID>.json`, so a DRA
-plugin sharing the directory never mistakes it for a stale claim's spec. Written like every
-spec of ours (adapters/atomic.py): temp file, fsync, rename, directory fsync.
+CDI's static naming (domain/cdi.py's `static_spec_file_name`) deliberately differs from the DRA
+store's `..._<claimUID>.json`, so a DRA plugin sharing the directory never mistakes it for a stale
+claim's spec. Written like every spec of ours (adapters/atomic.py): temp file, fsync, rename,
+directory fsync.
 """
 
 import json
@@ -10,16 +11,11 @@ from pathlib import Path
 
 from npu_dra.adapters.atomic import atomic_write
 from npu_dra.adapters.cdi.codec import InvalidCdiSpec, decode, encode
-from npu_dra.domain.cdi import CdiSpec
+from npu_dra.domain.cdi import CdiSpec, static_spec_file_name
 from npu_dra.domain.errors import StateError
 
 SPEC_MODE = 0o644
 TEMP_PREFIX = ".static-spec."
-
-
-def spec_file_name(kind: str) -> str:
-    """`k8s.npu.huawei.com/npu` -> `k8s.npu.huawei.com-npu.json`."""
-    return kind.replace("/", "-") + ".json"
 
 
 class FileStaticCdiSpecs:
@@ -27,7 +23,7 @@ class FileStaticCdiSpecs:
         self._root = root
 
     def write_static(self, *, spec: CdiSpec) -> str:
-        path = self._root / spec_file_name(spec.kind)
+        path = self._root / static_spec_file_name(spec.kind)
         data = json.dumps(encode(spec), indent=2).encode() + b"\n"
         try:
             atomic_write(path, data, mode=SPEC_MODE, temp_prefix=TEMP_PREFIX)
@@ -36,7 +32,7 @@ class FileStaticCdiSpecs:
         return str(path)
 
     def read_static(self, *, kind: str) -> CdiSpec | None:
-        path = self._root / spec_file_name(kind)
+        path = self._root / static_spec_file_name(kind)
         try:
             return decode(json.loads(path.read_bytes()))
         except FileNotFoundError:
