@@ -1,4 +1,4 @@
-"""vNPU partitions: what publishing them costs in slices and devices, and what preparing a
+"""vNPUs: what publishing them costs in slices and devices, and what preparing a
 claim allocated one costs (plan, record, create-vnpu, CDI) with the in-memory table and with
 npu-smi (the fake npu-smi: a Python process per call, so its figures bound the call count, not
 real npu-smi's speed).
@@ -16,7 +16,7 @@ from npu_dra.adapters.checkpoint.memory import MemoryCheckpointStore
 from npu_dra.adapters.cluster.memory import MemoryCluster
 from npu_dra.adapters.hardware.fake import FakeHardware
 from npu_dra.adapters.hardware.npu_smi.vnpu import NpuSmiVnpuTable
-from npu_dra.adapters.hardware.sliced import SlicedProbe
+from npu_dra.adapters.hardware.vnpu_probe import VnpuProbe
 from npu_dra.app.services.inventory import InventoryCache
 from npu_dra.app.services.preparer import ClaimPreparer
 from npu_dra.app.services.vnpu import VnpuService
@@ -30,8 +30,8 @@ from npu_dra.domain.ids import (
     PoolName,
     RequestName,
 )
-from npu_dra.domain.partitions.ports import VnpuTable
 from npu_dra.domain.pool import desired_slices
+from npu_dra.domain.ports import VnpuTable
 from npu_dra.domain.profile import ASCEND_NPU
 from tests.support.fake_npu_smi import FakeNpuSmi, load_scenario
 
@@ -66,7 +66,7 @@ def _latency(
         cluster=cluster,
         cdi=MemoryCdiStore(),
         checkpoints=checkpoints,
-        inventory=InventoryCache(SlicedProbe(hardware, table)),
+        inventory=InventoryCache(VnpuProbe(hardware, table)),
         driver=DRIVER,
         profile=ASCEND_NPU,
         vnpus=VnpuService(table=table, checkpoints=checkpoints),
@@ -93,13 +93,11 @@ def main() -> None:
     hardware = FakeHardware(HARDWARE, node=NODE)
     table = hardware.vnpu_table()
     assert table is not None
-    inventory = SlicedProbe(hardware, table).probe()
+    inventory = VnpuProbe(hardware, table).probe()
     slices = desired_slices(inventory, driver=DRIVER, generation=1)
     devices = sum(len(s.devices) for s in slices)
     counters = sum(len(c.counters) for s in slices for c in s.shared_counters)
-    print(
-        f"8 x 910B4 with partitions: {len(slices)} slices, {devices} devices, {counters} counters"
-    )
+    print(f"8 x 910B4 with vNPUs: {len(slices)} slices, {devices} devices, {counters} counters")
     prepare, unprepare = _latency(table, hardware, ROUNDS)
     print(f"vNPU prepare, in-memory table:    {_ms(prepare)}")
     print(f"vNPU unprepare, in-memory table:  {_ms(unprepare)}")

@@ -35,7 +35,7 @@ from npu_dra.app.wiring.cluster import (
     memory_cluster,
 )
 from npu_dra.app.wiring.device_plugin import running_device_plugin, running_device_plugin_metrics
-from npu_dra.app.wiring.hardware import hardware_probe, partitioned_probe, vnpu_table
+from npu_dra.app.wiring.hardware import hardware_probe, vnpu_layout_probe, vnpu_table
 from npu_dra.app.wiring.kubelet_plugin import (
     registration_state,
     running_liveness,
@@ -82,7 +82,7 @@ class NodeContainer(containers.DeclarativeContainer):
     inventory = providers.Singleton(
         InventoryCache,
         probe=providers.Singleton(
-            partitioned_probe, settings, hardware, vnpu_table, cluster.provider
+            vnpu_layout_probe, settings, hardware, vnpu_table, cluster.provider
         ),
     )
 

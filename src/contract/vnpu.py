@@ -1,4 +1,4 @@
-"""The contract of the optional partitioning capability (a VnpuTable), as a pytest class.
+"""The contract of the optional vNPU capability (a VnpuTable), as a pytest class.
 
 A backend that can split chips passes when: its templates and totals give a layout whose
 counters add up (a template's placements together fit the chip; the whole chip consumes
@@ -16,10 +16,10 @@ import pytest
 
 from npu_dra.domain.device import Device
 from npu_dra.domain.errors import DomainError
-from npu_dra.domain.partitions.layout import chip_layout
-from npu_dra.domain.partitions.ports import VnpuTable
-from npu_dra.domain.partitions.templates import ChipSlicing
-from npu_dra.domain.partitions.vnpu import id_range
+from npu_dra.domain.ports import VnpuTable
+from npu_dra.domain.vnpu.instance import id_range
+from npu_dra.domain.vnpu.layout import chip_layout
+from npu_dra.domain.vnpu.templates import VnpuOffer
 
 
 @attrs.frozen
@@ -34,12 +34,12 @@ def rule(holds: bool, name: str, detail: object = "") -> None:
         pytest.fail(f"vNPU contract rule broken: {name}" + (f": {detail}" if detail else ""))
 
 
-def _slicing(table: VnpuTable, chip: Device) -> ChipSlicing:
-    slicing = table.slicing(device=chip)
-    rule(slicing is not None, "a chip that can be split says how")
-    assert slicing is not None
-    rule(bool(slicing.templates), "a sliceable chip offers templates")
-    return slicing
+def _vnpu_offer(table: VnpuTable, chip: Device) -> VnpuOffer:
+    vnpu_offer = table.vnpu_offer(device=chip)
+    rule(vnpu_offer is not None, "a chip that can be split says how")
+    assert vnpu_offer is not None
+    rule(bool(vnpu_offer.templates), "a chip that can be split offers templates")
+    return vnpu_offer
 
 
 def _ids(chip: Device) -> range:
@@ -49,14 +49,14 @@ def _ids(chip: Device) -> range:
 class VnpuContract:
     def test_counters_add_up(self, vnpu_backend: VnpuBackend) -> None:
         chip = vnpu_backend.chip
-        slicing = _slicing(vnpu_backend.table(), chip)
-        layout = chip_layout(chip.name, slicing)
+        vnpu_offer = _vnpu_offer(vnpu_backend.table(), chip)
+        layout = chip_layout(chip.name, vnpu_offer)
         rule(
             layout.whole.counters == layout.counter_set.counters,
             "the whole chip consumes all of its counters",
         )
-        for template in slicing.templates:
-            parts = [p for p in layout.partitions if p.template == template]
+        for template in vnpu_offer.templates:
+            parts = [p for p in layout.vnpu_devices if p.template == template]
             for name, total in layout.counter_set.counters.items():
                 used = sum(
                     p.consumes.counters[name].value for p in parts if name in p.consumes.counters
@@ -65,7 +65,7 @@ class VnpuContract:
 
     def test_create_is_idempotent_and_listed(self, vnpu_backend: VnpuBackend) -> None:
         table, chip = vnpu_backend.table(), vnpu_backend.chip
-        template = _slicing(table, chip).templates[0].name
+        template = _vnpu_offer(table, chip).templates[0].name
         first = table.create(device=chip, template=template, vnpu_id=_ids(chip)[0])
         again = table.create(device=chip, template=template, vnpu_id=_ids(chip)[0])
         rule(first == again, "creating an existing vNPU again returns it", (first, again))
@@ -74,7 +74,7 @@ class VnpuContract:
 
     def test_an_id_never_holds_two_templates(self, vnpu_backend: VnpuBackend) -> None:
         table, chip = vnpu_backend.table(), vnpu_backend.chip
-        templates = _slicing(table, chip).templates
+        templates = _vnpu_offer(table, chip).templates
         if len(templates) < 2:
             pytest.skip("the backend offers one template")
         table.create(device=chip, template=templates[0].name, vnpu_id=_ids(chip)[0])
@@ -84,7 +84,7 @@ class VnpuContract:
 
     def test_destroy_is_idempotent(self, vnpu_backend: VnpuBackend) -> None:
         table, chip = vnpu_backend.table(), vnpu_backend.chip
-        template = _slicing(table, chip).templates[0].name
+        template = _vnpu_offer(table, chip).templates[0].name
         table.create(device=chip, template=template, vnpu_id=_ids(chip)[1])
         table.destroy(device=chip, vnpu_id=_ids(chip)[1])
         table.destroy(device=chip, vnpu_id=_ids(chip)[1])
@@ -93,9 +93,9 @@ class VnpuContract:
 
     def test_hardware_refuses_exactly_past_the_counters(self, vnpu_backend: VnpuBackend) -> None:
         table, chip = vnpu_backend.table(), vnpu_backend.chip
-        slicing = _slicing(table, chip)
-        for template in slicing.templates:
-            count = slicing.placements(template)
+        vnpu_offer = _vnpu_offer(table, chip)
+        for template in vnpu_offer.templates:
+            count = vnpu_offer.placements(template)
             ids = _ids(chip)
             for i in range(count):
                 table.create(device=chip, template=template.name, vnpu_id=ids[i])

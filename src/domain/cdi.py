@@ -23,7 +23,7 @@ import attrs
 
 from npu_dra.domain.device import Device, HostFiles
 from npu_dra.domain.errors import PrepareError
-from npu_dra.domain.ids import ClaimUID, DriverName
+from npu_dra.domain.ids import ClaimUID, DeviceName, DriverName
 from npu_dra.domain.profile import DeviceProfile, SharedNode
 
 CDI_VERSION = "0.3.0"
@@ -118,8 +118,9 @@ def static_spec_file_name(kind: str) -> str:
     return f"{_file_stem(kind)}{SPEC_FILE_SUFFIX}"
 
 
-def cdi_device_name(uid: ClaimUID, device: Device) -> str:
-    return f"{uid}-{device.name}"
+def cdi_device_name(uid: ClaimUID, device: DeviceName) -> str:
+    """`<claimUID>-<device>`: a claim's CDI device, unique across claims on one node."""
+    return f"{uid}-{device}"
 
 
 def device_node(device: Device, *, host: HostFiles, profile: DeviceProfile) -> DeviceNode:
@@ -175,7 +176,7 @@ def claim_cdi_spec(
     shared = runtime_edits(ordered, host=host, profile=profile)
     common = attrs.evolve(shared, env=(visible_devices_env(ordered, profile=profile), *shared.env))
     cdi_devices = tuple(
-        CdiDevice(cdi_device_name(uid, d), device_edits(d, host=host, profile=profile))
+        CdiDevice(cdi_device_name(uid, d.name), device_edits(d, host=host, profile=profile))
         for d in ordered
     )
     spec = CdiSpec(cdi_kind(driver, profile), cdi_devices, common)

@@ -6,7 +6,7 @@ import attrs
 
 from npu_dra.domain.claims import ClaimRef
 from npu_dra.domain.ids import ClaimUID, DeviceName, PoolName, RequestName
-from npu_dra.domain.partitions.vnpu import VnpuRecord
+from npu_dra.domain.vnpu.instance import VnpuRecord
 
 CHECKPOINT_VERSION = 1
 
@@ -19,7 +19,7 @@ class PreparedDevice:
     cdi_ids: tuple[str, ...]
     admin_access: bool = False
     share_id: str | None = None
-    vnpu: VnpuRecord | None = None  # a partition: the vNPU made for it (recorded before creation)
+    vnpu: VnpuRecord | None = None  # a vNPU device: the vNPU made for it (recorded before creation)
 
 
 @attrs.frozen

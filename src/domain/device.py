@@ -9,7 +9,7 @@ import attrs
 from npu_dra.domain.attributes import AttributeValue, is_dns_label
 from npu_dra.domain.errors import InventoryError
 from npu_dra.domain.ids import DeviceName, NodeName
-from npu_dra.domain.partitions.templates import ChipSlicing
+from npu_dra.domain.vnpu.templates import VnpuOffer
 
 
 class Health(enum.Enum):
@@ -82,14 +82,14 @@ class HostFiles:
 class NodeInventory:
     """All devices of one node; construction fails on duplicate names or physical ids.
 
-    `slicing` says, per chip that can be split into vNPUs, its totals and templates; it is
-    empty unless partitions are on and the hardware can split chips.
+    `vnpu_offers` says, per chip that can be split into vNPUs, its totals and templates; it is
+    empty unless `--vnpu=templates` is on and the hardware can split chips.
     """
 
     node: NodeName
     devices: tuple[Device, ...]
     host: HostFiles = HostFiles()
-    slicing: Mapping[DeviceName, ChipSlicing] = attrs.field(factory=dict)
+    vnpu_offers: Mapping[DeviceName, VnpuOffer] = attrs.field(factory=dict)
     # Counter sets go in slices of their own (the layout 1.35+ requires) instead of beside the
     # devices consuming them (the only layout 1.34 accepts): what the API server took at start.
     counter_slices: bool = False

@@ -18,7 +18,9 @@ from npu_dra.domain.attributes import (
 from npu_dra.domain.device import Device, NodeInventory
 from npu_dra.domain.device_taints import DeviceTaint, TaintPolicy
 from npu_dra.domain.ids import DeviceName, DriverName, NodeName, PoolName
-from npu_dra.domain.partitions.layout import (
+from npu_dra.domain.profile import PCI_BUS_ID, profile_named
+from npu_dra.domain.quantity import Quantity
+from npu_dra.domain.vnpu.layout import (
     PARENT_ATTRIBUTE,
     TEMPLATE_ATTRIBUTE,
     ChipLayout,
@@ -26,8 +28,6 @@ from npu_dra.domain.partitions.layout import (
     CounterSet,
     chip_layout,
 )
-from npu_dra.domain.profile import PCI_BUS_ID, profile_named
-from npu_dra.domain.quantity import Quantity
 
 MAX_DEVICES_PER_SLICE = 128
 MAX_DEVICES_PER_SLICE_WITH_TAINTS = 64  # the API server's limit once any device has a taint
@@ -87,16 +87,18 @@ def pool_devices(
 
 
 def chip_layouts(inventory: NodeInventory) -> dict[DeviceName, ChipLayout]:
-    """The partition layout of each usable chip the inventory says can be sliced."""
+    """The vNPU layout of each usable chip the inventory says can be split."""
     return {
-        d.name: chip_layout(d.name, inventory.slicing[d.name])
+        d.name: chip_layout(d.name, inventory.vnpu_offers[d.name])
         for d in inventory.devices
-        if d.health.usable and d.name in inventory.slicing
+        if d.health.usable and d.name in inventory.vnpu_offers
     }
 
 
-def partitioned_devices(device: PublishedDevice, layout: ChipLayout) -> tuple[PublishedDevice, ...]:
-    """The whole chip consuming all its counters, then its partitions: the chip's attributes
+def vnpu_published_devices(
+    device: PublishedDevice, layout: ChipLayout
+) -> tuple[PublishedDevice, ...]:
+    """The whole chip consuming all its counters, then its vNPU devices: the chip's attributes
     (so selectors on NUMA node or chip name still work) plus the template and the parent."""
     whole = attrs.evolve(device, consumes_counters=(layout.whole,))
     parts = tuple(
@@ -106,7 +108,7 @@ def partitioned_devices(device: PublishedDevice, layout: ChipLayout) -> tuple[Pu
             p.capacity(),
             consumes_counters=(p.consumes,),
         )
-        for p in layout.partitions
+        for p in layout.vnpu_devices
     )
     return (whole, *parts)
 
@@ -123,8 +125,8 @@ def desired_slices(
     device carries a taint, as the API server requires).
 
     An empty inventory still yields one empty slice: "driver up, no devices" differs from
-    "no pool". A sliceable chip gets a slice of its own holding its counter set, the whole chip
-    and its partitions: in resource.k8s.io/v1 as 1.34 serves it, a device may only consume
+    "no pool". A chip offering vNPUs gets a slice of its own holding its counter set, the whole chip
+    and its vNPU devices: in resource.k8s.io/v1 as 1.34 serves it, a device may only consume
     counters of its own slice, and a slice holds at most 32 counters in all.
     """
     devices = pool_devices(inventory, taints)
@@ -141,7 +143,7 @@ def desired_slices(
     ]
     for device in devices:
         if (layout := layouts.get(device.name)) is not None:
-            chunks.append((partitioned_devices(device, layout), (layout.counter_set,)))
+            chunks.append((vnpu_published_devices(device, layout), (layout.counter_set,)))
     chunks = chunks or [((), ())]
     pool = PoolRef(PoolName(inventory.node), generation, len(chunks))
     return tuple(
@@ -160,14 +162,15 @@ def _counters_apart(
     limit: int,
 ) -> tuple[ResourceSlice, ...]:
     """The 1.35+ layout: counter sets in slices of their own (8 per slice), then the plain
-    chips, then the sliced chips with their partitions (64 per slice, as counters require)."""
+    chips, then the chips offering vNPUs with their vNPU devices (64 per slice, as counters
+    require)."""
     sets = [layout.counter_set for layout in layouts.values()]
     plain = [d for d in devices if d.name not in layouts]
     counting = [
         p
         for d in devices
         if (layout := layouts.get(d.name)) is not None
-        for p in partitioned_devices(d, layout)
+        for p in vnpu_published_devices(d, layout)
     ]
     chunks: list[tuple[tuple[PublishedDevice, ...], tuple[CounterSet, ...]]] = [
         ((), tuple(sets[i : i + MAX_COUNTER_SETS_PER_SLICE]))

@@ -10,11 +10,13 @@ from typing import Protocol, runtime_checkable
 from npu_dra.domain.cdi import CdiSpec
 from npu_dra.domain.checkpoint import Checkpoint
 from npu_dra.domain.claims import ClaimRef, DeviceClass, ResourceClaim
-from npu_dra.domain.device import NodeInventory
+from npu_dra.domain.device import Device, NodeInventory
 from npu_dra.domain.events import ClusterEvent
 from npu_dra.domain.ids import ClaimUID, DeviceClassName, DriverName, NodeName
 from npu_dra.domain.pool import ResourceSlice
 from npu_dra.domain.prepare import ClaimOutcome
+from npu_dra.domain.vnpu.instance import Vnpu
+from npu_dra.domain.vnpu.templates import VnpuOffer
 
 
 class HardwareProbe(Protocol):
@@ -124,4 +126,26 @@ class NodeClaims(Protocol):
 
     def unprepare(self, refs: Sequence[ClaimRef]) -> Mapping[ClaimUID, str | None]:
         """An error message per claim, None where it was unprepared (or never prepared)."""
+        ...
+
+
+class VnpuTable(Protocol):
+    """The hardware's optional vNPU capability: templates, and creating, listing and destroying
+    vNPUs on a chip. A backend that cannot split chips simply has no such port."""
+
+    def vnpu_offer(self, *, device: Device) -> VnpuOffer | None:
+        """The chip's totals and templates; None when it cannot be split."""
+        ...
+
+    def vnpus(self, *, device: Device) -> tuple[Vnpu, ...]:
+        """The vNPUs that exist on the chip now."""
+        ...
+
+    def create(self, *, device: Device, template: str, vnpu_id: int) -> Vnpu:
+        """Create vNPU `vnpu_id` of `template` on the chip. Idempotent: if it exists with that
+        template it is returned; with another template, or if the chip lacks room, raises."""
+        ...
+
+    def destroy(self, *, device: Device, vnpu_id: int) -> None:
+        """Destroy the vNPU; destroying one that does not exist is not an error."""
         ...

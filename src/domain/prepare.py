@@ -95,7 +95,7 @@ def _prepared(
     uid: ClaimUID, result: AllocationResult, device: Device, spec: CdiSpec | None
 ) -> PreparedDevice:
     assert spec is not None  # a device was chosen, so a spec exists
-    cdi_id = qualified_device_name(spec.kind, cdi_device_name(uid, device))
+    cdi_id = qualified_device_name(spec.kind, cdi_device_name(uid, device.name))
     return PreparedDevice(
         request_names=(result.request_name,),
         pool=result.pool,

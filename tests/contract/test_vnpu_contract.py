@@ -11,7 +11,7 @@ from npu_dra.adapters.hardware.npu_smi.vnpu import NpuSmiVnpuTable
 from npu_dra.contract.vnpu import VnpuBackend, VnpuContract
 from npu_dra.domain.device import Device
 from npu_dra.domain.ids import DeviceName, NodeName
-from npu_dra.domain.partitions.ports import VnpuTable
+from npu_dra.domain.ports import VnpuTable
 
 PRESETS = {"910B4": 32, "910B4-1": 64}
 

@@ -31,4 +31,4 @@ def test_the_classic_pod_gets_two_whole_910_npus(tmp_path: Path) -> None:
     (pod,) = output["pods"]
     assert pod["node"] == "atlas-800i-a2"
     devices = sorted(d["device"] for ds in pod["claims"].values() for d in ds)
-    assert devices == ["npu-0", "npu-1"]  # whole chips, though the node publishes partitions
+    assert devices == ["npu-0", "npu-1"]  # whole chips, though the node publishes vNPU devices

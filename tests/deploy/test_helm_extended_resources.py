@@ -53,6 +53,6 @@ def test_partitions_reach_the_plugins_flag(helm: Helm) -> None:
     daemonset = only(helm.template(set_values=["partitions=templates"]), "DaemonSet")
     argv = expanded_argv(daemonset, {"NODE_NAME": "node-a"})
     settings = settings_from(build_parser().parse_args(argv[1:]))
-    assert settings.partitions == "templates"
+    assert settings.vnpu == "templates"
     default = expanded_argv(only(helm.template(), "DaemonSet"), {"NODE_NAME": "node-a"})
     assert not any(a.startswith("--partitions") for a in default)

@@ -148,7 +148,7 @@ def test_simulate_decides_as_kube_scheduler(
 
 
 @pytest.mark.parametrize("scenario", GATED_SCENARIOS, ids=lambda p: p.stem)
-def test_simulate_decides_as_kube_scheduler_with_partitions_and_extended_resources(
+def test_simulate_decides_as_kube_scheduler_with_vnpus_and_extended_resources(
     scenario: Path, gated_plane: ControlPlane, tmp_path: Path
 ) -> None:
     _compare(scenario, gated_plane, tmp_path)

@@ -1,4 +1,4 @@
-"""A control plane with the DRA gates that are off in v1.34 and that partitions and
+"""A control plane with the DRA gates that are off in v1.34 and that vNPU devices and
 extended-resource pods need (DRAPartitionableDevices, DRAExtendedResource), for test modules to
 wrap in a fixture of their own: `yield from gated_control_plane(k8s_bin_dir, tmp_path_factory)`."""
 

@@ -1,11 +1,11 @@
-"""A prepared partition's vNPU record survives the checkpoint file, and older files (without the
+"""A prepared vNPU device's vNPU record survives the checkpoint file, and older files (without the
 field) still load."""
 
 from npu_dra.adapters.checkpoint.codec import checksum, decode, encode
 from npu_dra.domain.checkpoint import Checkpoint, PreparedClaim, PreparedDevice
 from npu_dra.domain.claims import ClaimRef
 from npu_dra.domain.ids import ClaimName, ClaimUID, DeviceName, Namespace, PoolName, RequestName
-from npu_dra.domain.partitions.vnpu import VnpuRecord
+from npu_dra.domain.vnpu.instance import VnpuRecord
 
 UID = ClaimUID("8d0b8a6e-0000-4000-8000-000000000001")
 

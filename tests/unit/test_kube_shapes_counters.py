@@ -3,24 +3,24 @@
 from npu_dra.adapters.kube_shapes.slices import slice_from_api, slice_to_api
 from npu_dra.domain.device import Device, NodeInventory
 from npu_dra.domain.ids import DeviceName, DriverName, NodeName
-from npu_dra.domain.partitions.templates import ChipSlicing, Template
 from npu_dra.domain.pool import ResourceSlice, desired_slices
+from npu_dra.domain.vnpu.templates import Template, VnpuOffer
 
-SLICING = ChipSlicing(
+OFFER = VnpuOffer(
     {"aicore": 20, "memory": 64, "aicpu": 6},
     (Template("vir10_3c_32g", {"aicore": 10, "memory": 32, "aicpu": 3, "venc": 0}),),
 )
 
 
-def sliced_slice() -> ResourceSlice:
+def vnpu_slice() -> ResourceSlice:
     chip = Device(DeviceName("npu-0"), 0, 0, 0, 0, "910B4-1", 64 * 2**30, aicore_count=20)
-    inventory = NodeInventory(NodeName("n"), (chip,), slicing={chip.name: SLICING})
+    inventory = NodeInventory(NodeName("n"), (chip,), vnpu_offers={chip.name: OFFER})
     (only,) = desired_slices(inventory, driver=DriverName("npu.huawei.com"), generation=1)
     return only
 
 
 def test_counters_are_written_as_the_api_spells_them() -> None:
-    body = slice_to_api(sliced_slice())
+    body = slice_to_api(vnpu_slice())
     assert body["spec"]["sharedCounters"] == [
         {
             "name": "npu-0-counters",
@@ -40,7 +40,7 @@ def test_counters_are_written_as_the_api_spells_them() -> None:
 
 
 def test_counters_round_trip() -> None:
-    original = sliced_slice()
+    original = vnpu_slice()
     assert slice_from_api(slice_to_api(original)) == original
 
 
@@ -58,7 +58,7 @@ def test_a_counters_only_slice_sets_no_devices_not_even_an_empty_list() -> None:
     """1.35+ refuses a slice with sharedCounters and a `devices` field, even an empty one."""
     chip = Device(DeviceName("npu-0"), 0, 0, 0, 0, "910B4-1", 64 * 2**30, aicore_count=20)
     inventory = NodeInventory(
-        NodeName("n"), (chip,), slicing={chip.name: SLICING}, counter_slices=True
+        NodeName("n"), (chip,), vnpu_offers={chip.name: OFFER}, counter_slices=True
     )
     counters, devices = desired_slices(inventory, driver=DriverName("d.x"), generation=1)
     body = slice_to_api(counters)

@@ -28,7 +28,7 @@ from npu_dra.adapters.hardware.chips import CHIPS, ChipFacts
 from npu_dra.adapters.hardware.errors import ProbeError
 from npu_dra.adapters.hardware.fake_vnpu import FakeVnpuTable
 from npu_dra.adapters.hardware.health_words import health_of
-from npu_dra.adapters.hardware.vnpu_presets import slicing_from
+from npu_dra.adapters.hardware.vnpu_presets import vnpu_offer_from
 from npu_dra.domain.device import Device, Health, HostFiles, NodeInventory
 from npu_dra.domain.errors import DomainError
 from npu_dra.domain.ids import DeviceName, NodeName
@@ -56,13 +56,13 @@ class FakeHardware:
         self._vnpu_table: FakeVnpuTable | None = None
 
     def vnpu_table(self) -> FakeVnpuTable | None:
-        """The vNPU table (the partitioning capability) if the description has `vnpu:`."""
+        """The vNPU table (the vNPU capability) if the description has `vnpu:`."""
         if self._vnpu_table is None:
             spec = self._load()
             if spec.get("vnpu") is None:
                 return None
             try:
-                self._vnpu_table = FakeVnpuTable(slicing_from(spec["vnpu"]))
+                self._vnpu_table = FakeVnpuTable(vnpu_offer_from(spec["vnpu"]))
             except (DomainError, TypeError, ValueError, AttributeError) as error:
                 raise ProbeError(f"{self._source}: vnpu: {error}") from error
         return self._vnpu_table

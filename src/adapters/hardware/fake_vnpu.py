@@ -11,31 +11,31 @@ from collections.abc import Mapping
 
 from npu_dra.adapters.hardware.errors import ProbeError
 from npu_dra.domain.device import Device
-from npu_dra.domain.partitions.templates import ChipSlicing
-from npu_dra.domain.partitions.vnpu import Vnpu, id_range
+from npu_dra.domain.vnpu.instance import Vnpu, id_range
+from npu_dra.domain.vnpu.templates import VnpuOffer
 
 
-def over_totals(slicing: ChipSlicing, templates: list[str]) -> list[str]:
+def over_totals(vnpu_offer: VnpuOffer, templates: list[str]) -> list[str]:
     """The counters the named templates together take more of than the chip has."""
     used: dict[str, int] = {}
     for name in templates:
-        template = slicing.template(name)
+        template = vnpu_offer.template(name)
         if template is None:
             raise ProbeError(f"create vnpu failed: no template {name!r}")
         for key, value in template.consumed().items():
             used[key] = used.get(key, 0) + value
-    totals = slicing.counters()
+    totals = vnpu_offer.counters()
     return sorted(k for k, v in used.items() if v > totals.get(k, 0))
 
 
 class FakeVnpuTable:
-    def __init__(self, slicing: ChipSlicing) -> None:
-        self._slicing = slicing
+    def __init__(self, vnpu_offer: VnpuOffer) -> None:
+        self._vnpu_offer = vnpu_offer
         self._table: dict[int, dict[int, Vnpu]] = {}  # physical id -> vNPU id -> vNPU
         self._lock = threading.Lock()
 
-    def slicing(self, *, device: Device) -> ChipSlicing | None:
-        return self._slicing
+    def vnpu_offer(self, *, device: Device) -> VnpuOffer | None:
+        return self._vnpu_offer
 
     def vnpus(self, *, device: Device) -> tuple[Vnpu, ...]:
         with self._lock:
@@ -71,7 +71,7 @@ class FakeVnpuTable:
             )
         if any(vnpu_id in other for other in self._table.values()):
             raise ProbeError(f"create vnpu failed: id {vnpu_id} is in use")
-        over = over_totals(self._slicing, [*(v.template for v in chip.values()), template])
+        over = over_totals(self._vnpu_offer, [*(v.template for v in chip.values()), template])
         if over:
             raise ProbeError(
                 f"create vnpu failed: not enough {', '.join(over)} on chip {device.physical_id}"

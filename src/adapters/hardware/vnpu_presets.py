@@ -9,7 +9,7 @@ their totals are not, so they are not offered here.
 from collections.abc import Mapping
 from typing import Any
 
-from npu_dra.domain.partitions.templates import ChipSlicing, Template
+from npu_dra.domain.vnpu.templates import Template, VnpuOffer
 
 _Needs = dict[str, int]
 
@@ -46,7 +46,7 @@ PRESETS: dict[str, tuple[_Needs, dict[str, _Needs]]] = {
 }  # fmt: skip
 
 
-def slicing_from(description: Any) -> ChipSlicing:
+def vnpu_offer_from(description: Any) -> VnpuOffer:
     """`vnpu:` of a node description: a preset name, or {preset?, totals?, templates?}."""
     spec: Mapping[str, Any] = (
         {"preset": description} if isinstance(description, str) else description
@@ -58,7 +58,7 @@ def slicing_from(description: Any) -> ChipSlicing:
         raise ValueError(f"vnpu preset {spec['preset']!r}: known are {', '.join(PRESETS)}")
     totals = {str(k): int(v) for k, v in (spec.get("totals") or totals).items()}
     chosen = spec.get("templates") or templates
-    return ChipSlicing(
+    return VnpuOffer(
         totals,
         tuple(
             Template(str(n), {str(k): int(v) for k, v in needs.items()})

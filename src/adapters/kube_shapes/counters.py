@@ -10,8 +10,8 @@ from typing import Any
 
 from npu_dra.adapters.kube_shapes.reader import Fields
 from npu_dra.domain.errors import DomainError
-from npu_dra.domain.partitions.layout import CounterConsumption, CounterSet
 from npu_dra.domain.quantity import Quantity
+from npu_dra.domain.vnpu.layout import CounterConsumption, CounterSet
 
 
 def counters_to_api(counters: Mapping[str, Quantity]) -> dict[str, Any]:

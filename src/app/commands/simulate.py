@@ -107,7 +107,7 @@ def node_plugin(
     """The node's publisher now; its full plugin container (preparer, CDI and checkpoint
     stores) only when a pod lands there, since wiring one costs milliseconds per node."""
     from npu_dra.adapters.hardware.nvml.fake import is_gpu_description
-    from npu_dra.adapters.hardware.sliced import sliced_if_described
+    from npu_dra.adapters.hardware.vnpu_probe import vnpu_probe_if_described
     from npu_dra.app.container import node_container
     from npu_dra.app.services.inventory import InventoryCache
     from npu_dra.app.services.publisher import PoolPublisher
@@ -126,9 +126,9 @@ def node_plugin(
         hardware=Hardware("fake", description=dict(hardware)),
         cdi_root=base.cdi_root / name,
         plugins_dir=base.plugins_dir / name,
-        partitions="templates" if hardware.get("vnpu") else "none",
+        vnpu="templates" if hardware.get("vnpu") else "none",
     )
-    inventory = InventoryCache(sliced_if_described(hardware_probe(settings)))
+    inventory = InventoryCache(vnpu_probe_if_described(hardware_probe(settings)))
     publisher = PoolPublisher(
         inventory=inventory, cluster=root.cluster(), driver=DriverName(settings.driver_name)
     )

@@ -1,12 +1,12 @@
 """The cluster-facing options: which API server the kubelet plugin talks to, how long a prepare
-waits for it, and what it publishes there (partitions, device taints).
+waits for it, and what it publishes there (vNPUs, device taints).
 """
 
 from npu_dra.app.options.option import Option
 from npu_dra.app.options.values import (
     CLUSTERS,
     DEVICE_TAINTS,
-    PARTITION_MODES,
+    VNPU_MODES,
     claim_fetch_timeout,
     one_of,
     taint_effects,
@@ -38,12 +38,12 @@ CLUSTER = (
         "SECONDS",
     ),
     Option(
-        "partitions",
+        "vnpu",
         ("--partitions",),
         "none: whole chips only; templates: also publish each chip's vNPU template "
         "placements as partitionable devices (needs DRAPartitionableDevices)",
         "none",
-        one_of(PARTITION_MODES),
+        one_of(VNPU_MODES),
         "PARTITIONS",
     ),
     Option(

@@ -51,7 +51,7 @@ class Settings:
     kubeconfig: str
     cluster: str
     claim_fetch_timeout: float
-    partitions: str
+    vnpu: str
     metrics_port: int
     device_taints: str
     taint_effects: str

@@ -41,7 +41,7 @@ COMMANDS: Mapping[str, tuple[str, ...]] = {
     "kubelet-plugin": (
         *_HARDWARE,
         *("registrar_dir", "plugins_dir", "cdi_root", "healthcheck_port", "kubeconfig"),
-        *("cluster", "health_interval", "claim_fetch_timeout", "partitions"),
+        *("cluster", "health_interval", "claim_fetch_timeout", "vnpu"),
         *("metrics_port", "device_taints", "taint_effects"),
         *_LOGGING,
     ),

@@ -21,7 +21,7 @@ if TYPE_CHECKING:
 LOG_LEVELS = ("debug", "info", "warning", "error")
 LOG_FORMATS = ("text", "json")
 CLUSTERS = ("kubernetes", "memory")
-PARTITION_MODES = ("none", "templates")
+VNPU_MODES = ("none", "templates")
 DEVICE_TAINTS = ("auto", "off")
 # domain/profile.py's PROFILES, in order (a unit test keeps the two equal without importing the
 # profiles here); which backend serves which profile is the domain's rule alone.

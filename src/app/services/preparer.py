@@ -99,7 +99,7 @@ class ClaimPreparer:
         self._lock = self._state.lock
         self._in_flight = InFlight()
         self._calls = CallLog(log)
-        self._vnpus = vnpus  # claims allocated vNPU partitions go through it (app/services/vnpu)
+        self._vnpus = vnpus  # claims allocated vNPU devices go through it (app/services/vnpu)
         self._specs = ClaimSpecs(cdi=cdi, context=self._context, vnpus=vnpus)
 
     def prepare(self, refs: Sequence[ClaimRef]) -> dict[ClaimUID, ClaimOutcome]:
@@ -279,7 +279,7 @@ class ClaimPreparer:
 
     def _plan(self, claim: ResourceClaim, checkpoint: Checkpoint) -> PreparePlan:
         context = self._context()
-        if self._vnpus is not None and self._vnpus.claims_partitions(claim, context):
+        if self._vnpus is not None and self._vnpus.claims_vnpu_devices(claim, context):
             return self._vnpus.prepare(claim, context, checkpoint)
         return plan_prepare(claim, context, checkpoint.holders())
 

@@ -1,5 +1,5 @@
-"""Creates and destroys the vNPUs that prepared partitions are, and keeps them in step with the
-checkpoint. The preparer calls in here for claims allocated partitions; everything else about
+"""Creates and destroys the vNPUs that prepared vNPU devices are, and keeps them in step with the
+checkpoint. The preparer calls in here for claims allocated vNPU devices; everything else about
 preparing (CDI writes, the checkpoint's final save, idempotent answers) stays the preparer's.
 
 Contracts:
@@ -8,7 +8,7 @@ Contracts:
   retry finds: create is idempotent for the same id and template). One claim never gets two.
 - A failed create undoes what this prepare created and removes the record, then reports.
 - Unprepare destroys before the record goes; a failed destroy keeps the record for a retry.
-- Reconcile (at start): a vNPU on a sliced chip that no record names is destroyed; a record
+- Reconcile (at start): a vNPU on a chip offering vNPUs that no record names is destroyed; a record
   whose vNPU vanished is recreated, or reported when that fails.
 """
 
@@ -22,18 +22,17 @@ from npu_dra.domain.claims import ResourceClaim
 from npu_dra.domain.device import Device, NodeInventory
 from npu_dra.domain.errors import DomainError, PrepareError
 from npu_dra.domain.ids import DeviceName
-from npu_dra.domain.partitions.layout import find_partition
-from npu_dra.domain.partitions.ports import VnpuTable
-from npu_dra.domain.partitions.prepare import (
+from npu_dra.domain.pool import chip_layouts
+from npu_dra.domain.ports import CheckpointStore, VnpuTable
+from npu_dra.domain.prepare import NodeContext, PreparePlan
+from npu_dra.domain.prepare_vnpu import (
     handed_from_record,
-    names_partitions,
+    names_vnpu_devices,
     plan_vnpu_prepare,
     vnpu_cdi_spec,
 )
-from npu_dra.domain.partitions.vnpu import VnpuRecord
-from npu_dra.domain.pool import chip_layouts
-from npu_dra.domain.ports import CheckpointStore
-from npu_dra.domain.prepare import NodeContext, PreparePlan
+from npu_dra.domain.vnpu.instance import VnpuRecord
+from npu_dra.domain.vnpu.layout import find_vnpu_device
 
 log = logging.getLogger(__name__)
 
@@ -43,8 +42,8 @@ class VnpuService:
         self._table = table
         self._checkpoints = checkpoints
 
-    def claims_partitions(self, claim: ResourceClaim, node: NodeContext) -> bool:
-        return names_partitions(claim, node, chip_layouts(node.inventory))
+    def claims_vnpu_devices(self, claim: ResourceClaim, node: NodeContext) -> bool:
+        return names_vnpu_devices(claim, node, chip_layouts(node.inventory))
 
     def prepare(
         self, claim: ResourceClaim, node: NodeContext, checkpoint: Checkpoint
@@ -55,7 +54,7 @@ class VnpuService:
         parents = {
             p.parent
             for r in claim.results_for(node.driver)
-            if (p := find_partition(layouts, r.device)) is not None
+            if (p := find_vnpu_device(layouts, r.device)) is not None
         }
         taken = set(checkpoint.vnpus()) | self._listed_ids(node.inventory, parents)
         plan = plan_vnpu_prepare(
@@ -94,7 +93,7 @@ class VnpuService:
         recorded = checkpoint.vnpus()
         problems: list[str] = []
         listed: set[int] = set()
-        for chip in _sliced(inventory):
+        for chip in _vnpu_chips(inventory):
             for vnpu in self._table.vnpus(device=chip):
                 listed.add(vnpu.vnpu_id)
                 if vnpu.vnpu_id not in recorded:
@@ -141,8 +140,8 @@ def _chip(inventory: NodeInventory, record: VnpuRecord) -> Device:
     return chip
 
 
-def _sliced(inventory: NodeInventory) -> list[Device]:
-    return [d for d in inventory.devices if d.name in inventory.slicing]
+def _vnpu_chips(inventory: NodeInventory) -> list[Device]:
+    return [d for d in inventory.devices if d.name in inventory.vnpu_offers]
 
 
 def vnpu_service_for(table: VnpuTable | None, checkpoints: CheckpointStore) -> VnpuService | None:

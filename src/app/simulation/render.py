@@ -24,7 +24,7 @@ LEGEND = (
     "# Decided as kube-scheduler v1.34 with default feature gates. 'node (any of N)': N nodes\n"
     "# fit; the scheduler picks among them by score, then at random. 'devices (or others)': the\n"
     "# scheduler walks a node's slices in random order and may pick the others. Later pods assume\n"
-    "# the choices shown first. Shared counters (vNPU partitions) and extended-resource pods are\n"
+    "# the choices shown first. Shared counters (vNPU devices) and extended-resource pods are\n"
     "# decided as with DRAPartitionableDevices and DRAExtendedResource on."
 )
 
@@ -94,18 +94,18 @@ def _device_rows(result: SimulationResult) -> Iterator[tuple[str, ...]]:
                 health,
                 held.get(key, "-"),
             )
-            yield from _partition_rows(inventory, d.name, key[0], held)
+            yield from _vnpu_rows(inventory, d.name, key[0], held)
 
 
-def _partition_rows(
+def _vnpu_rows(
     inventory: NodeInventory,
     chip: DeviceName,
     driver: str,
     held: Mapping[tuple[str, str, str], str],
 ) -> Iterator[tuple[str, ...]]:
-    """A sliceable chip's partitions, under it: template, share of memory, who holds it."""
+    """A chip's vNPU devices, under it: template, share of memory, who holds it."""
     layout = chip_layouts(inventory).get(chip)
-    for p in layout.partitions if layout else ():
+    for p in layout.vnpu_devices if layout else ():
         device = inventory.get(p.parent)
         yield (
             inventory.node,

@@ -1,5 +1,5 @@
 """The node's hardware graph: the probe `--hardware` chose (npu-smi, NVML or a described fake
-node), the host paths it reads, and the vNPU layouts partitioning adds to its inventory."""
+node), the host paths it reads, and the vNPU layouts `--vnpu` adds to its inventory."""
 
 from collections.abc import Callable
 from typing import TYPE_CHECKING
@@ -12,7 +12,7 @@ if TYPE_CHECKING:
     from npu_dra.adapters.hardware.ascend_host import AscendHostPaths
     from npu_dra.adapters.hardware.nvml.host import NvidiaHostPaths
     from npu_dra.domain.metrics import PluginMetrics
-    from npu_dra.domain.partitions.ports import VnpuTable
+    from npu_dra.domain.ports import VnpuTable
 
 CommandTimer = Callable[[str, float, bool], None]
 
@@ -104,26 +104,24 @@ def nvidia_host(settings: Settings) -> "NvidiaHostPaths":
 
 
 def vnpu_table(settings: Settings, probe: HardwareProbe) -> "VnpuTable | None":
-    """The backend's partitioning capability when `--partitions=templates` asks for it."""
-    from npu_dra.adapters.hardware.sliced import vnpu_table_for
+    """The backend's vNPU capability when `--vnpu=templates` asks for it."""
+    from npu_dra.adapters.hardware.vnpu_probe import vnpu_table_for
 
-    return vnpu_table_for(settings.partitions, settings.hardware.kind, probe, settings.npu_smi_path)
+    return vnpu_table_for(settings.vnpu, settings.hardware.kind, probe, settings.npu_smi_path)
 
 
-def partitioned_probe(
+def vnpu_layout_probe(
     settings: Settings,
     probe: HardwareProbe,
     table: "VnpuTable | None",
     cluster: Callable[[], ClusterApi],
 ) -> HardwareProbe:
     """The probe whose inventory also holds the chips' vNPU layouts, where hardware and API
-    server allow (app/services/partitions.py decides, once, and logs it). The cluster API is
-    asked for only with partitions on: the first probe runs while it is being configured."""
-    from npu_dra.app.services.partitions import partitioned_probe as decide
+    server allow (app/services/vnpu_layout.py decides, once, and logs it). The cluster API is
+    asked for only with vNPUs on: the first probe runs while it is being configured."""
+    from npu_dra.app.services.vnpu_layout import vnpu_layout_probe as decide
 
-    if (settings.partitions or "none") == "none":
+    if (settings.vnpu or "none") == "none":
         return probe
     node, driver = NodeName(settings.node_name), DriverName(settings.driver_name)
-    return decide(
-        probe, table, mode=settings.partitions, cluster=cluster(), node=node, driver=driver
-    )
+    return decide(probe, table, mode=settings.vnpu, cluster=cluster(), node=node, driver=driver)

@@ -1,4 +1,4 @@
-"""Preparing claims allocated vNPU partitions: the vNPU is created through the hardware's table,
+"""Preparing claims allocated vNPUs: the vNPU is created through the hardware's table,
 recorded in the checkpoint first, injected as /dev/vdavinci<id>, destroyed at unprepare, and a
 restart reconciles the table with the checkpoint. Crashes are injected at each step (a
 BaseException the preparer does not catch, as a process death would leave things)."""
@@ -11,7 +11,7 @@ from npu_dra.adapters.cluster.memory import MemoryCluster
 from npu_dra.adapters.hardware.errors import ProbeError
 from npu_dra.adapters.hardware.fake import FakeHardware
 from npu_dra.adapters.hardware.fake_vnpu import FakeVnpuTable
-from npu_dra.adapters.hardware.sliced import SlicedProbe
+from npu_dra.adapters.hardware.vnpu_probe import VnpuProbe
 from npu_dra.app.services.inventory import InventoryCache
 from npu_dra.app.services.preparer import ClaimPreparer
 from npu_dra.app.services.vnpu import VnpuService
@@ -27,9 +27,9 @@ from npu_dra.domain.ids import (
     PoolName,
     RequestName,
 )
-from npu_dra.domain.partitions.templates import ChipSlicing
-from npu_dra.domain.partitions.vnpu import Vnpu
 from npu_dra.domain.profile import ASCEND_NPU
+from npu_dra.domain.vnpu.instance import Vnpu
+from npu_dra.domain.vnpu.templates import VnpuOffer
 
 DRIVER = DriverName("npu.huawei.com")
 NODE = NodeName("node-a")
@@ -49,8 +49,8 @@ class CrashingTable:
         self.crash: tuple[str, str] | None = None  # ("create"|"destroy", "before"|"after")
         self.refuse: str | None = None  # the next create fails with this hardware answer
 
-    def slicing(self, *, device: Device) -> ChipSlicing | None:
-        return self.inner.slicing(device=device)
+    def vnpu_offer(self, *, device: Device) -> VnpuOffer | None:
+        return self.inner.vnpu_offer(device=device)
 
     def vnpus(self, *, device: Device) -> tuple[Vnpu, ...]:
         return self.inner.vnpus(device=device)
@@ -92,7 +92,7 @@ class Node:
             cluster=self.cluster,
             cdi=self.cdi,
             checkpoints=self.checkpoints,
-            inventory=InventoryCache(SlicedProbe(self.hardware, self.table)),
+            inventory=InventoryCache(VnpuProbe(self.hardware, self.table)),
             driver=DRIVER,
             profile=ASCEND_NPU,
             vnpus=VnpuService(table=self.table, checkpoints=self.checkpoints),
@@ -137,7 +137,7 @@ def node() -> Node:
     return Node()
 
 
-def test_a_partition_claim_gets_a_vnpu_injected_as_vdavinci(node: Node) -> None:
+def test_a_vnpu_claim_gets_a_vnpu_injected_as_vdavinci(node: Node) -> None:
     ref = node.claim("a", VIR05.format(0))
     outcome = node.preparer.prepare([ref])[ref.uid]
     assert outcome.error is None
@@ -251,7 +251,7 @@ def test_restart_reports_a_vanished_vnpu_it_cannot_recreate(node: Node) -> None:
     assert "vNPU 100 vanished and was not recreated" in report.unrepairable[0]
 
 
-def test_a_partition_of_a_chip_held_whole_is_refused(node: Node) -> None:
+def test_a_vnpu_of_a_chip_held_whole_is_refused(node: Node) -> None:
     whole = node.claim("whole", "npu-0")
     assert node.preparer.prepare([whole])[whole.uid].error is None
     part = node.claim("part", VIR05.format(0))
@@ -261,7 +261,7 @@ def test_a_partition_of_a_chip_held_whole_is_refused(node: Node) -> None:
     assert node.vnpu_ids() == []
 
 
-def test_the_whole_chip_is_refused_while_a_partition_of_it_is_prepared(node: Node) -> None:
+def test_the_whole_chip_is_refused_while_a_vnpu_of_it_is_prepared(node: Node) -> None:
     part = node.claim("part", VIR05.format(0))
     assert node.preparer.prepare([part])[part.uid].error is None
     whole = node.claim("whole", "npu-0")

@@ -6,7 +6,7 @@ from support.fake_npu_smi import FIXTURES
 from npu_dra.adapters.hardware.errors import ProbeError
 from npu_dra.adapters.hardware.npu_smi.parse_vnpu import parse_info_vnpu, parse_templates
 from npu_dra.adapters.hardware.npu_smi.replay import recorded
-from npu_dra.domain.partitions.vnpu import Vnpu
+from npu_dra.domain.vnpu.instance import Vnpu
 
 
 def templates(name: str) -> dict[str, dict[str, int]]:

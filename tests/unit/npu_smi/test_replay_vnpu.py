@@ -8,24 +8,24 @@ from npu_dra.adapters.hardware.npu_smi.parse_vnpu import parse_info_vnpu, parse_
 from npu_dra.adapters.hardware.npu_smi.replay import recorded
 from npu_dra.adapters.hardware.npu_smi.replay_vnpu import render_info_vnpu, render_templates
 from npu_dra.adapters.hardware.npu_smi.runner import NpuSmiRunner
-from npu_dra.adapters.hardware.vnpu_presets import slicing_from
+from npu_dra.adapters.hardware.vnpu_presets import vnpu_offer_from
 
 
 def test_presets_are_the_recorded_templates_and_totals() -> None:
     for preset, suffix in (("910B4", "910B4-32G"), ("910B4-1", "910B4-1-64G")):
-        slicing = slicing_from(preset)
+        vnpu_offer = vnpu_offer_from(preset)
         text = recorded(FIXTURES / f"npu-smi-info-t-template-info_{suffix}.txt")
-        assert slicing.templates == parse_templates(text)
+        assert vnpu_offer.templates == parse_templates(text)
         empty = recorded(FIXTURES / f"npu-smi-info-t-info-vnpu_{suffix}_empty.txt")
-        assert slicing.totals == parse_info_vnpu(empty).totals
+        assert vnpu_offer.totals == parse_info_vnpu(empty).totals
 
 
 def test_rendered_answers_parse_back() -> None:
-    slicing = slicing_from("910B4")
-    assert parse_templates(render_templates(slicing)) == slicing.templates
-    text = render_info_vnpu(slicing, [{"id": 100, "template": "vir10_3c_16g", "vgroup": 0}])
+    vnpu_offer = vnpu_offer_from("910B4")
+    assert parse_templates(render_templates(vnpu_offer)) == vnpu_offer.templates
+    text = render_info_vnpu(vnpu_offer, [{"id": 100, "template": "vir10_3c_16g", "vgroup": 0}])
     chip = parse_info_vnpu(text)
-    assert chip.totals == slicing.totals
+    assert chip.totals == vnpu_offer.totals
     assert [(v.vnpu_id, v.template) for v in chip.vnpus] == [(100, "vir10_3c_16g")]
     assert "| 10/20" in text  # free/total after one vir10
 

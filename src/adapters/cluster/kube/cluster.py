@@ -101,8 +101,8 @@ class KubeCluster:
         return tuple(slice_from_api(o) for o in found)
 
     def partitionable_layout(self, *, node: NodeName, driver: DriverName) -> str | None:
-        """Where the server keeps counter sets, None if nowhere (see partitions_probe)."""
-        from npu_dra.adapters.cluster.kube.partitions_probe import counter_layout
+        """Where the server keeps counter sets, None if nowhere (see partitionable_probe)."""
+        from npu_dra.adapters.cluster.kube.partitionable_probe import counter_layout
 
         return with_retries(
             "probing for partitionable devices",

@@ -14,8 +14,8 @@ import attrs
 from npu_dra.adapters.hardware.npu_smi.lines import Line, bad_line, bad_output, numbered
 from npu_dra.adapters.hardware.npu_smi.runner import KNOWN_ANSWERS
 from npu_dra.domain.errors import DomainError
-from npu_dra.domain.partitions.templates import Template
-from npu_dra.domain.partitions.vnpu import Vnpu
+from npu_dra.domain.vnpu.instance import Vnpu
+from npu_dra.domain.vnpu.templates import Template
 
 TEMPLATES_COMMAND = "npu-smi info -t template-info"
 INFO_VNPU_COMMAND = "npu-smi info -t info-vnpu"

@@ -18,9 +18,9 @@ from typing import Any
 
 from npu_dra.adapters.hardware.errors import ProbeError
 from npu_dra.adapters.hardware.fake_vnpu import over_totals
-from npu_dra.adapters.hardware.vnpu_presets import slicing_from
-from npu_dra.domain.partitions.templates import ChipSlicing
-from npu_dra.domain.partitions.vnpu import id_range
+from npu_dra.adapters.hardware.vnpu_presets import vnpu_offer_from
+from npu_dra.domain.vnpu.instance import id_range
+from npu_dra.domain.vnpu.templates import VnpuOffer
 
 STATE_FILE = "vnpu-state.json"
 _RESOURCES = ("aicore", "memory", "aicpu", "vpc", "venc", "vdec", "jpegd", "jpege", "pngd")
@@ -39,25 +39,28 @@ def handles(args: Sequence[str]) -> bool:
 
 
 def answer(args: Sequence[str], manifest: Mapping[str, Any], base: Path) -> Answer:
-    slicing = slicing_from(manifest["vnpu"])
+    vnpu_offer = vnpu_offer_from(manifest["vnpu"])
     kind, options = args[2], _options(args[3:])
     if kind == "template-info":
-        return render_templates(slicing), 0
+        return render_templates(vnpu_offer), 0
     chip = f"{options.get('-i', '0')}/{options.get('-c', '0')}"
     with _locked_state(base) as state:
         vnpus: list[dict[str, Any]] = state.setdefault(chip, [])
         if kind == "info-vnpu":
-            return render_info_vnpu(slicing, vnpus), 0
+            return render_info_vnpu(vnpu_offer, vnpus), 0
         try:
             if kind == "create-vnpu":
-                return _create(slicing, state, chip, options), 0
+                return _create(vnpu_offer, state, chip, options), 0
             return _destroy(vnpus, options), 0
         except ProbeError as error:
             return f"{kind.replace('-', ' ')} failed.\n{error}\n", 1
 
 
 def _create(
-    slicing: ChipSlicing, state: dict[str, list[dict[str, Any]]], chip: str, options: dict[str, str]
+    vnpu_offer: VnpuOffer,
+    state: dict[str, list[dict[str, Any]]],
+    chip: str,
+    options: dict[str, str],
 ) -> str:
     template, vnpu_id = options.get("-f", ""), int(options.get("-v", "-1"))
     vnpus = state[chip]
@@ -66,7 +69,7 @@ def _create(
         raise ProbeError(f"vnpu id {vnpu_id} out of range")
     if any(v["id"] == vnpu_id for chip_vnpus in state.values() for v in chip_vnpus):
         raise ProbeError(f"vnpu id {vnpu_id} in use")
-    over = over_totals(slicing, [*(v["template"] for v in vnpus), template])
+    over = over_totals(vnpu_offer, [*(v["template"] for v in vnpus), template])
     if over:
         raise ProbeError(f"not enough {', '.join(over)}")
     vnpus.append({"id": vnpu_id, "template": template, "vgroup": len(vnpus)})
@@ -87,7 +90,7 @@ def _destroy(vnpus: list[dict[str, Any]], options: dict[str, str]) -> str:
     )
 
 
-def render_templates(slicing: ChipSlicing) -> str:
+def render_templates(vnpu_offer: VnpuOffer) -> str:
     lines = [
         _TEMPLATE_RULE,
         f"|{'NPU instance template info is:':<90}|",
@@ -96,7 +99,7 @@ def render_templates(slicing: ChipSlicing) -> str:
         f"|{'':<20}{'':<10}{'GB':<10}{'':<10}{'PNGD':<15}{'VDEC':<15}{'JPEGE':<10}|",
         "|" + "=" * 90 + "|",
     ]
-    for t in slicing.templates:
+    for t in vnpu_offer.templates:
         n = t.needs
         lines += [
             f"|{t.name:<20}{n.get('aicore', 0):<10}{n.get('memory', 0):<10}{n.get('aicpu', 0):<10}"
@@ -107,15 +110,15 @@ def render_templates(slicing: ChipSlicing) -> str:
     return "\n".join(lines) + "\n"
 
 
-def render_info_vnpu(slicing: ChipSlicing, vnpus: list[dict[str, Any]]) -> str:
+def render_info_vnpu(vnpu_offer: VnpuOffer, vnpus: list[dict[str, Any]]) -> str:
     used: dict[str, int] = {}
     for v in vnpus:
-        template = slicing.template(str(v["template"]))
+        template = vnpu_offer.template(str(v["template"]))
         for key, value in (template.needs if template else {}).items():
             used[key] = used.get(key, 0) + value
     pairs = [
-        f"{slicing.totals[k] - used.get(k, 0)}/{slicing.totals[k]}"
-        if k in slicing.totals
+        f"{vnpu_offer.totals[k] - used.get(k, 0)}/{vnpu_offer.totals[k]}"
+        if k in vnpu_offer.totals
         else "NA/NA"
         for k in _RESOURCES
     ]

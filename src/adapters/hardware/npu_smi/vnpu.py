@@ -1,4 +1,4 @@
-"""NpuSmiVnpuTable: the partitioning capability on a real Ascend node, through npu-smi.
+"""NpuSmiVnpuTable: the vNPU capability on a real Ascend node, through npu-smi.
 
 `info -t template-info` (once per process: templates are fixed by the driver), `info -t
 info-vnpu -i <card> -c <chip>` (the chip's totals, read once, and its vNPUs, read each time),
@@ -17,8 +17,8 @@ from npu_dra.adapters.hardware.npu_smi.parse_vnpu import (
 )
 from npu_dra.adapters.hardware.npu_smi.runner import Command, NpuSmiRunner, describe
 from npu_dra.domain.device import Device
-from npu_dra.domain.partitions.templates import ChipSlicing, Template
-from npu_dra.domain.partitions.vnpu import Vnpu
+from npu_dra.domain.vnpu.instance import Vnpu
+from npu_dra.domain.vnpu.templates import Template, VnpuOffer
 
 TEMPLATE_INFO: Command = ("info", "-t", "template-info")
 OK_STATUS = "OK"
@@ -55,7 +55,7 @@ class NpuSmiVnpuTable:
         self._totals: dict[tuple[int, int], dict[str, int]] = {}
         self._lock = threading.Lock()
 
-    def slicing(self, *, device: Device) -> ChipSlicing | None:
+    def vnpu_offer(self, *, device: Device) -> VnpuOffer | None:
         templates = self._known_templates()
         if not templates:
             return None
@@ -66,7 +66,7 @@ class NpuSmiVnpuTable:
             totals = self._info(device).totals
             with self._lock:
                 totals = self._totals.setdefault(key, totals)
-        return ChipSlicing(totals, templates) if totals else None
+        return VnpuOffer(totals, templates) if totals else None
 
     def vnpus(self, *, device: Device) -> tuple[Vnpu, ...]:
         return self._info(device).vnpus

@@ -1,16 +1,16 @@
 """Partitionable chips: counters per chip, one device per template placement, the whole chip
-consuming everything, one slice per sliced chip (the 1.34 layout)."""
+consuming everything, one slice per chip offering vNPUs (the 1.34 layout)."""
 
 import pytest
 
 from npu_dra.domain.device import Device, NodeInventory
 from npu_dra.domain.errors import InventoryError
 from npu_dra.domain.ids import DeviceName, DriverName, NodeName
-from npu_dra.domain.partitions.layout import chip_layout
-from npu_dra.domain.partitions.templates import ChipSlicing, Template
-from npu_dra.domain.partitions.vnpu import free_id, id_range
 from npu_dra.domain.pool import desired_slices
 from npu_dra.domain.quantity import Quantity
+from npu_dra.domain.vnpu.instance import free_id, id_range
+from npu_dra.domain.vnpu.layout import chip_layout
+from npu_dra.domain.vnpu.templates import Template, VnpuOffer
 
 DRIVER = DriverName("npu.huawei.com")
 # npu-smi-info-t-info-vnpu_910B4-32G_empty.txt and -template-info_910B4-32G.txt
@@ -33,7 +33,7 @@ VIR10_4C_16G_M = Template(
     {"aicore": 10, "memory": 16, "aicpu": 4, "vpc": 9, "venc": 0, "jpegd": 24, "pngd": 0,
      "vdec": 2, "jpege": 4},
 )  # fmt: skip
-SLICING = ChipSlicing(TOTALS_32G, (VIR10_3C_16G, VIR10_4C_16G_M, VIR05_1C_8G))
+OFFER = VnpuOffer(TOTALS_32G, (VIR10_3C_16G, VIR10_4C_16G_M, VIR05_1C_8G))
 
 
 def npu(index: int) -> Device:
@@ -51,27 +51,27 @@ def npu(index: int) -> Device:
 
 
 def test_placements_are_bounded_by_the_scarcest_counter() -> None:
-    assert SLICING.placements(VIR05_1C_8G) == 4  # 20 cores / 5
-    assert SLICING.placements(VIR10_3C_16G) == 2
-    assert SLICING.placements(VIR10_4C_16G_M) == 1  # 9 VPC, 24 JPEGD: one at a time
+    assert OFFER.placements(VIR05_1C_8G) == 4  # 20 cores / 5
+    assert OFFER.placements(VIR10_3C_16G) == 2
+    assert OFFER.placements(VIR10_4C_16G_M) == 1  # 9 VPC, 24 JPEGD: one at a time
 
 
 def test_a_template_needing_what_the_chip_lacks_has_no_placement() -> None:
     venc = Template("needs_venc", {"aicore": 1, "venc": 1})
-    assert SLICING.placements(venc) == 0
+    assert OFFER.placements(venc) == 0
 
 
 def test_layout_names_counters_and_consumption() -> None:
-    layout = chip_layout(DeviceName("npu-3"), SLICING)
+    layout = chip_layout(DeviceName("npu-3"), OFFER)
     assert layout.counter_set.name == "npu-3-counters"
     assert "venc" not in layout.counter_set.counters  # a zero total is no counter
     assert layout.counter_set.counters["memory"] == Quantity.parse("32Gi")
     assert layout.whole.counters == layout.counter_set.counters
-    names = [p.name for p in layout.partitions]
+    names = [p.name for p in layout.vnpu_devices]
     assert names[:2] == ["npu-3-vir10-3c-16g-0", "npu-3-vir10-3c-16g-1"]
     assert names[-1] == "npu-3-vir05-1c-8g-3"
     assert len(names) == 2 + 1 + 4
-    vir05 = layout.partitions[-1].consumes.counters
+    vir05 = layout.vnpu_devices[-1].consumes.counters
     assert vir05 == {
         "aicore": Quantity.parse("5"), "memory": Quantity.parse("8Gi"),
         "aicpu": Quantity.parse("1"), "vpc": Quantity.parse("2"), "jpegd": Quantity.parse("6"),
@@ -86,17 +86,17 @@ def test_unknown_or_coreless_templates_are_refused() -> None:
         Template("t", {"memory": 2})
 
 
-def test_sliced_chip_gets_its_own_slice_with_its_counter_set() -> None:
+def test_a_chip_offering_vnpus_gets_its_own_slice_with_its_counter_set() -> None:
     inventory = NodeInventory(
-        NodeName("n"), (npu(0), npu(1), npu(2)), slicing={DeviceName("npu-1"): SLICING}
+        NodeName("n"), (npu(0), npu(1), npu(2)), vnpu_offers={DeviceName("npu-1"): OFFER}
     )
-    plain, sliced = desired_slices(inventory, driver=DRIVER, generation=1)
+    plain, offering = desired_slices(inventory, driver=DRIVER, generation=1)
     assert [d.name for d in plain.devices] == ["npu-0", "npu-2"]
     assert plain.shared_counters == ()
-    assert sliced.pool.resource_slice_count == 2
-    (counter_set,) = sliced.shared_counters
+    assert offering.pool.resource_slice_count == 2
+    (counter_set,) = offering.shared_counters
     assert counter_set.name == "npu-1-counters"
-    whole, *parts = sliced.devices
+    whole, *parts = offering.devices
     assert whole.name == "npu-1"
     assert whole.consumes_counters[0].counters == counter_set.counters
     assert "vnpuTemplate" not in whole.attributes
@@ -108,10 +108,10 @@ def test_sliced_chip_gets_its_own_slice_with_its_counter_set() -> None:
     assert first.capacity["aiCores"] == Quantity.parse("10")
 
 
-def test_api_limits_hold_for_a_sliced_910b4() -> None:
+def test_api_limits_hold_for_a_910b4_offering_vnpus() -> None:
     """1.34 validation: <=32 shared counters per slice, <=32 counters per device, <=1024
     consumed counters per slice, <=128 devices."""
-    inventory = NodeInventory(NodeName("n"), (npu(0),), slicing={DeviceName("npu-0"): SLICING})
+    inventory = NodeInventory(NodeName("n"), (npu(0),), vnpu_offers={DeviceName("npu-0"): OFFER})
     (only,) = desired_slices(inventory, driver=DRIVER, generation=1)
     assert sum(len(s.counters) for s in only.shared_counters) <= 32
     consumed = [sum(len(c.counters) for c in d.consumes_counters) for d in only.devices]
@@ -128,8 +128,8 @@ def test_vnpu_ids_follow_the_chip_ranges() -> None:
 
 def test_the_apart_layout_puts_counter_sets_in_slices_of_their_own() -> None:
     chips = tuple(npu(i) for i in range(10))
-    slicing = {c.name: SLICING for c in chips[:9]}
-    inventory = NodeInventory(NodeName("n"), chips, slicing=slicing, counter_slices=True)
+    vnpu_offer = {c.name: OFFER for c in chips[:9]}
+    inventory = NodeInventory(NodeName("n"), chips, vnpu_offers=vnpu_offer, counter_slices=True)
     slices = desired_slices(inventory, driver=DRIVER, generation=1)
     counter_only = [s for s in slices if s.shared_counters]
     assert all(s.devices == () for s in counter_only)
@@ -143,6 +143,6 @@ def test_the_apart_layout_puts_counter_sets_in_slices_of_their_own() -> None:
 
 
 def test_a_template_name_that_makes_no_device_name_is_an_error() -> None:
-    odd = ChipSlicing(TOTALS_32G, (Template("vir05.1c 8g", {"aicore": 5}),))
+    odd = VnpuOffer(TOTALS_32G, (Template("vir05.1c 8g", {"aicore": 5}),))
     with pytest.raises(InventoryError, match="is not a DNS label"):
         chip_layout(DeviceName("npu-0"), odd)

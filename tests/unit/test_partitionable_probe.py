@@ -6,7 +6,7 @@ from typing import Any
 import pytest
 from kubernetes.client import ApiException
 
-from npu_dra.adapters.cluster.kube.partitions_probe import counter_layout
+from npu_dra.adapters.cluster.kube.partitionable_probe import counter_layout
 from npu_dra.domain.ids import DriverName, NodeName
 
 

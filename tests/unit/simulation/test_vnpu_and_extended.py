@@ -1,4 +1,4 @@
-"""simulate with vNPU partitions (counters shown and allocated as kube-scheduler does with
+"""simulate with vNPUs (counters shown and allocated as kube-scheduler does with
 DRAPartitionableDevices on) and with extended-resource pods (DRAExtendedResource)."""
 
 import contextlib
@@ -61,7 +61,7 @@ def pods(document: dict[str, Any]) -> dict[str, tuple[str, list[str]]]:
 
 
 ON_CHIP0 = f'{ATTR}.physicalId == 0 && "vnpuTemplate" in {ATTR} && {ATTR}.vnpuTemplate == '
-PARTITIONS = (
+VNPU_NODE = (
     "kind: SimulatedNode\nmetadata: {name: infer-1}\n"
     "spec: {hardware: {chip: 910B4, count: 2, vnpu: 910B4}}\n---\n"
     + CLASS
@@ -72,8 +72,8 @@ PARTITIONS = (
 )
 
 
-def test_partitions_share_a_chip_until_its_counters_run_out(tmp_path: Path) -> None:
-    code, out = simulate(tmp_path, PARTITIONS, "-o", "json")
+def test_vnpus_share_a_chip_until_its_counters_run_out(tmp_path: Path) -> None:
+    code, out = simulate(tmp_path, VNPU_NODE, "-o", "json")
     assert code == 0
     document = json.loads(out)
     assert pods(document) == {
@@ -93,8 +93,8 @@ def test_partitions_share_a_chip_until_its_counters_run_out(tmp_path: Path) -> N
     assert sorted(nodes) == ["/dev/vdavinci100", "/dev/vdavinci101"]
 
 
-def test_the_table_shows_partitions_and_counters_in_use(tmp_path: Path) -> None:
-    code, out = simulate(tmp_path, PARTITIONS)
+def test_the_table_shows_vnpus_and_counters_in_use(tmp_path: Path) -> None:
+    code, out = simulate(tmp_path, VNPU_NODE)
     assert code == 0
     assert "  npu-0-vir05-1c-8g-0" in out
     assert "vir05_1c_8g of npu-0" in out
@@ -160,7 +160,7 @@ def many(name: str, count: int) -> str:
     return claim_pod(name, f'{ATTR}.physicalId == 0 && "vnpuTemplate" in {ATTR}', count)
 
 
-def test_one_claim_cannot_take_more_partitions_than_the_counters_hold(tmp_path: Path) -> None:
+def test_one_claim_cannot_take_more_vnpus_than_the_counters_hold(tmp_path: Path) -> None:
     node = (
         "kind: SimulatedNode\nmetadata: {name: infer-1}\n"
         "spec: {hardware: {chip: 910B4-1, count: 1, vnpu: 910B4-1}}\n---\n"
@@ -176,11 +176,11 @@ def test_one_claim_cannot_take_more_partitions_than_the_counters_hold(tmp_path: 
 
 
 def test_a_choice_that_depends_on_the_slice_order_lists_the_other_choices(tmp_path: Path) -> None:
-    """Two partitions left on chip 0, four free on chip 1: walking chip 0's slice first takes
+    """Two vNPU devices left on chip 0, four free on chip 1: walking chip 0's slice first takes
     two of each, walking chip 1's first takes four of chip 1; kube-scheduler walks them in
     random order, so both are listed."""
     anywhere = f'"vnpuTemplate" in {ATTR} && {ATTR}.vnpuTemplate == "vir05_1c_8g"'
-    text = PARTITIONS + claim_pod("four", anywhere, 4)
+    text = VNPU_NODE + claim_pod("four", anywhere, 4)
     code, out = simulate(tmp_path, text, "-o", "json")
     assert code == 0
     by_pod = {p["pod"]: p for p in json.loads(out)["pods"]}

@@ -1,9 +1,9 @@
-"""Whether this node publishes partitions: `--partitions=templates`, a backend that can split
+"""Whether this node publishes vNPU devices: `--vnpu=templates`, a backend that can split
 chips, and an API server that keeps the counter fields, in the layout it accepts.
 
 The server is asked at the first probe that needs it, not at start: the plugin starts, repairs
 and answers checkpointed claims with no API server. Until the server has answered, the node is
-whole chips (a partition claim cannot be allocated before the pool has partitions anyway); an
+whole chips (a vNPU claim cannot be allocated before the pool has vNPU devices anyway); an
 answer is final and logged once.
 """
 
@@ -11,12 +11,11 @@ import logging
 import threading
 from typing import Protocol, runtime_checkable
 
-from npu_dra.adapters.hardware.sliced import SlicedProbe
+from npu_dra.adapters.hardware.vnpu_probe import VnpuProbe
 from npu_dra.domain.device import NodeInventory
 from npu_dra.domain.errors import DomainError
 from npu_dra.domain.ids import DriverName, NodeName
-from npu_dra.domain.partitions.ports import VnpuTable
-from npu_dra.domain.ports import HardwareProbe
+from npu_dra.domain.ports import HardwareProbe, VnpuTable
 
 log = logging.getLogger(__name__)
 MODES = ("none", "templates")
@@ -24,13 +23,13 @@ _UNDECIDED = "undecided"
 
 
 @runtime_checkable
-class ServesPartitions(Protocol):
+class ServesPartitionableDevices(Protocol):
     def partitionable_layout(self, *, node: NodeName, driver: DriverName) -> str | None:
         """ "same-slice" (1.34), "apart" (1.35+), or None: the server drops counters."""
         ...
 
 
-class PartitionedProbe:
+class VnpuLayoutProbe:
     """The hardware's inventory, with the chips' vNPU layouts once the server keeps counters."""
 
     def __init__(
@@ -48,7 +47,7 @@ class PartitionedProbe:
         self._node = node
         self._driver = driver
         self._layout: str | None = (
-            _UNDECIDED if isinstance(cluster, ServesPartitions) else "same-slice"
+            _UNDECIDED if isinstance(cluster, ServesPartitionableDevices) else "same-slice"
         )
         self._lock = threading.Lock()
         self._said_waiting = False
@@ -57,11 +56,13 @@ class PartitionedProbe:
         layout = self._decided()
         if layout in (None, _UNDECIDED):
             return self._probe.probe()
-        return SlicedProbe(self._probe, self._table, counter_slices=layout == "apart").probe()
+        return VnpuProbe(self._probe, self._table, counter_slices=layout == "apart").probe()
 
     def _decided(self) -> str | None:
         with self._lock:
-            if self._layout != _UNDECIDED or not isinstance(self._cluster, ServesPartitions):
+            if self._layout != _UNDECIDED or not isinstance(
+                self._cluster, ServesPartitionableDevices
+            ):
                 return self._layout
             try:
                 self._layout = self._cluster.partitionable_layout(
@@ -70,7 +71,7 @@ class PartitionedProbe:
             except DomainError as error:
                 if not self._said_waiting:
                     log.warning(
-                        "--partitions=templates: cannot ask the API server whether it keeps "
+                        "--vnpu=templates: cannot ask the API server whether it keeps "
                         "counters yet (%s); whole chips until it answers",
                         error,
                     )
@@ -78,18 +79,18 @@ class PartitionedProbe:
                 return _UNDECIDED
             if self._layout is None:
                 log.warning(
-                    "--partitions=templates: the API server drops sharedCounters/"
+                    "--vnpu=templates: the API server drops sharedCounters/"
                     "consumesCounters (DRAPartitionableDevices is off); publishing whole chips only"
                 )
             else:
                 log.info(
-                    "--partitions=templates: publishing vNPU partitions (counter sets %s)",
+                    "--vnpu=templates: publishing vNPU devices (counter sets %s)",
                     self._layout,
                 )
             return self._layout
 
 
-def partitioned_probe(
+def vnpu_layout_probe(
     probe: HardwareProbe,
     table: VnpuTable | None,
     *,
@@ -101,6 +102,6 @@ def partitioned_probe(
     if (mode or "none") == "none":
         return probe
     if table is None:
-        log.warning("--partitions=templates: this hardware cannot split chips; whole chips only")
+        log.warning("--vnpu=templates: this hardware cannot split chips; whole chips only")
         return probe
-    return PartitionedProbe(probe, table, cluster=cluster, node=node, driver=driver)
+    return VnpuLayoutProbe(probe, table, cluster=cluster, node=node, driver=driver)

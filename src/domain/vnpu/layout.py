@@ -1,8 +1,8 @@
-"""Which partition devices a sliceable chip publishes, and what each consumes.
+"""Which vNPU devices a chip that can be split publishes, and what each consumes.
 
 Device names are `<chip>-<template>-<n>` with the template name made a DNS label
 (`npu-0-vir05-1c-8g-2`); they are stable as long as the templates are, so an allocation made
-before a restart still names the same partition after it.
+before a restart still names the same vNPU device after it.
 """
 
 from collections.abc import Mapping
@@ -12,8 +12,8 @@ import attrs
 from npu_dra.domain.attributes import is_dns_label
 from npu_dra.domain.errors import InventoryError
 from npu_dra.domain.ids import DeviceName
-from npu_dra.domain.partitions.templates import AICORE, MEMORY, ChipSlicing, Template
 from npu_dra.domain.quantity import Quantity
+from npu_dra.domain.vnpu.templates import AICORE, MEMORY, Template, VnpuOffer
 
 TEMPLATE_ATTRIBUTE = "vnpuTemplate"
 PARENT_ATTRIBUTE = "parentDevice"
@@ -37,7 +37,10 @@ class CounterConsumption:
 
 
 @attrs.frozen
-class Partition:
+class VnpuDevice:
+    """One template placement on a chip, published as a device of its own (`<chip>-<template>-<n>`)
+    that consumes the template's counters from the chip's counter set."""
+
     name: DeviceName
     parent: DeviceName
     template: Template
@@ -56,10 +59,10 @@ class Partition:
 class ChipLayout:
     counter_set: CounterSet
     whole: CounterConsumption  # what the whole chip consumes: everything
-    partitions: tuple[Partition, ...]
+    vnpu_devices: tuple[VnpuDevice, ...]  # one per template placement the chip holds
 
-    def get(self, name: DeviceName) -> Partition | None:
-        return next((p for p in self.partitions if p.name == name), None)
+    def get(self, name: DeviceName) -> VnpuDevice | None:
+        return next((p for p in self.vnpu_devices if p.name == name), None)
 
 
 def counter_set_name(chip: DeviceName) -> str:
@@ -70,7 +73,7 @@ def template_label(template: str) -> str:
     return template.lower().replace("_", "-")
 
 
-def partition_name(chip: DeviceName, template: str, index: int) -> DeviceName:
+def vnpu_device_name(chip: DeviceName, template: str, index: int) -> DeviceName:
     """`<chip>-<template>-<n>`; InventoryError if that is no DNS label (an odd template name)."""
     name = f"{chip}-{template_label(template)}-{index}"
     if not is_dns_label(name):
@@ -83,23 +86,25 @@ def quantities(counts: Mapping[str, int]) -> dict[str, Quantity]:
     return {k: Quantity.of_bytes(v * _GI if k == MEMORY else v) for k, v in sorted(counts.items())}
 
 
-def chip_layout(chip: DeviceName, slicing: ChipSlicing) -> ChipLayout:
-    counter_set = CounterSet(counter_set_name(chip), quantities(slicing.counters()))
-    partitions = tuple(
-        Partition(
-            partition_name(chip, t.name, i),
+def chip_layout(chip: DeviceName, vnpu_offer: VnpuOffer) -> ChipLayout:
+    counter_set = CounterSet(counter_set_name(chip), quantities(vnpu_offer.counters()))
+    vnpu_devices = tuple(
+        VnpuDevice(
+            vnpu_device_name(chip, t.name, i),
             chip,
             t,
             i,
             CounterConsumption(counter_set.name, quantities(t.consumed())),
         )
-        for t in slicing.templates
-        for i in range(slicing.placements(t))
+        for t in vnpu_offer.templates
+        for i in range(vnpu_offer.placements(t))
     )
     return ChipLayout(
-        counter_set, CounterConsumption(counter_set.name, counter_set.counters), partitions
+        counter_set, CounterConsumption(counter_set.name, counter_set.counters), vnpu_devices
     )
 
 
-def find_partition(layouts: Mapping[DeviceName, ChipLayout], name: DeviceName) -> Partition | None:
+def find_vnpu_device(
+    layouts: Mapping[DeviceName, ChipLayout], name: DeviceName
+) -> VnpuDevice | None:
     return next((p for lay in layouts.values() if (p := lay.get(name)) is not None), None)

@@ -46,7 +46,7 @@ class Template:
 
 
 @attrs.frozen
-class ChipSlicing:
+class VnpuOffer:
     """What one chip can be split into: its totals and the templates the driver offers."""
 
     totals: Mapping[str, int] = attrs.field(converter=_counts)

@@ -1,7 +1,7 @@
-"""vNPU partitions and extended-resource pods on a real v1.34.3 control plane with
+"""vNPUs and extended-resource pods on a real v1.34.3 control plane with
 DRAPartitionableDevices and DRAExtendedResource on (and on v1.36.3, where both are on by
 default and counter sets sit in slices of their own, once the session offers that plane), and
-our plugin's publishing and preparing wired as `npu-dra kubelet-plugin --partitions=templates`
+our plugin's publishing and preparing wired as `npu-dra kubelet-plugin --vnpu=templates`
 wires them, over the fake npu-smi.
 
 Pods are scheduled by the real kube-scheduler; with no kubelet here, the test makes the
@@ -52,7 +52,7 @@ def gated_plane(
 class PluginNode:
     """A Ready Node and our plugin's container for it, on npu-smi's 8 x 910B4 with vNPUs."""
 
-    def __init__(self, plane: ControlPlane, tmp_path: Path, *, partitions: str) -> None:
+    def __init__(self, plane: ControlPlane, tmp_path: Path, *, vnpu: str) -> None:
         self.name = f"n{uuid.uuid4().hex[:6]}"
         self.driver = DriverName(f"{self.name}.npu.example")
         plane.create_ready_node(self.name)
@@ -70,7 +70,7 @@ class PluginNode:
             sysfs_root=make_sysfs(tmp_path / "sys"),
             cdi_root=tmp_path / "cdi",
             plugins_dir=tmp_path / "plugins",
-            partitions=partitions,
+            vnpu=vnpu,
         )
         self.container = NodeContainer(
             settings=providers.Object(settings), cluster=KubeCluster(plane.api_client)
@@ -144,7 +144,7 @@ def _allocated(claim: dict[str, Any]) -> list[str]:
 def test_the_scheduler_shares_one_chip_between_two_vnpu_pods_and_refuses_overruns(
     gated_plane: ControlPlane, tmp_path: Path
 ) -> None:
-    node = PluginNode(gated_plane, tmp_path, partitions="templates")
+    node = PluginNode(gated_plane, tmp_path, vnpu="templates")
     stored = KubeCluster(gated_plane.api_client).list_slices(driver=node.driver)
     sets = sorted(c.name for s in stored for c in s.shared_counters)
     assert sets == sorted(f"npu-{i}-counters" for i in range(8))  # the server kept them
@@ -202,7 +202,7 @@ def test_the_scheduler_shares_one_chip_between_two_vnpu_pods_and_refuses_overrun
 def test_an_extended_resource_pod_gets_two_whole_npus(
     gated_plane: ControlPlane, tmp_path: Path
 ) -> None:
-    node = PluginNode(gated_plane, tmp_path, partitions="none")
+    node = PluginNode(gated_plane, tmp_path, vnpu="none")
     namespace = gated_plane.create_namespace(f"ext-{uuid.uuid4().hex[:6]}")
     _device_class(
         gated_plane,
@@ -244,7 +244,7 @@ def test_a_server_without_the_gate_gets_whole_chips(
 ) -> None:
     """v1.34.3 with default gates drops sharedCounters: the start-up probe sees it, and the pool
     is whole chips only, published once and stable (no update loop over dropped fields)."""
-    node = PluginNode(control_plane, tmp_path, partitions="templates")
+    node = PluginNode(control_plane, tmp_path, vnpu="templates")
     cluster = KubeCluster(control_plane.api_client)
     assert cluster.partitionable_layout(node=node.name, driver=node.driver) is None
     stored = cluster.list_slices(driver=node.driver)

@@ -1,4 +1,4 @@
-"""`--partitions=templates` on a node: partitions published where hardware and server allow,
+"""`--vnpu=templates` on a node: vNPU devices published where hardware and server allow,
 whole chips only (said once in the log) where either does not."""
 
 import logging
@@ -11,13 +11,13 @@ from npu_dra.adapters.cluster.memory import MemoryCluster
 from npu_dra.adapters.hardware.fake import FakeHardware
 from npu_dra.app.container import NodeContainer
 from npu_dra.app.options import Hardware, defaults
-from npu_dra.app.services.partitions import PartitionedProbe
+from npu_dra.app.services.vnpu_layout import VnpuLayoutProbe
 from npu_dra.domain.errors import ClusterUnavailable
 from npu_dra.domain.ids import DriverName, NodeName
 from npu_dra.domain.pool import ResourceSlice
 
 DRIVER = DriverName("npu.huawei.com")
-NODE = "sliced-node"
+NODE = "vnpu-node"
 
 
 def published(
@@ -34,7 +34,7 @@ def published(
         state="memory",
         cdi_root=tmp_path / "cdi",
         plugins_dir=tmp_path / "plugins",
-        partitions=mode,
+        vnpu=mode,
     )
     container = NodeContainer(settings=providers.Object(settings), cluster=cluster)
     container.publisher().publish()
@@ -61,7 +61,7 @@ def test_a_server_that_drops_counters_gets_whole_chips_logged_once(
     assert len(warnings) == 1
 
 
-def test_partitions_are_off_by_default(tmp_path: Path) -> None:
+def test_vnpus_are_off_by_default(tmp_path: Path) -> None:
     slices = published(tmp_path, MemoryCluster(), mode="none")
     assert [d.name for s in slices for d in s.devices] == ["npu-0", "npu-1"]
 
@@ -102,11 +102,11 @@ def test_an_unreachable_server_means_whole_chips_until_it_answers(
     table = hardware.vnpu_table()
     assert table is not None
     server = FlakyServer(down=2)
-    probe = PartitionedProbe(hardware, table, cluster=server, node=NodeName("n"), driver=DRIVER)
+    probe = VnpuLayoutProbe(hardware, table, cluster=server, node=NodeName("n"), driver=DRIVER)
     with caplog.at_level(logging.WARNING):
-        assert probe.probe().slicing == {}
-        assert probe.probe().slicing == {}
+        assert probe.probe().vnpu_offers == {}
+        assert probe.probe().vnpu_offers == {}
     assert len([r for r in caplog.records if "cannot ask the API server" in r.message]) == 1
-    assert set(probe.probe().slicing) == {"npu-0"}
+    assert set(probe.probe().vnpu_offers) == {"npu-0"}
     probe.probe()
     assert server.asked == 3  # the answer is final

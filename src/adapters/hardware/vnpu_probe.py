@@ -1,6 +1,6 @@
-"""A probe whose inventory also says which chips can be split, and how (`--partitions=templates`).
+"""A probe whose inventory also says which chips can be split, and how (`--vnpu=templates`).
 
-Partitioning is an optional capability: the inventory of a backend without it, or of a chip
+vNPUs are an optional capability: the inventory of a backend without it, or of a chip
 whose npu-smi answers that vNPUs are not supported, stays whole chips only.
 """
 
@@ -11,11 +11,10 @@ import attrs
 from npu_dra.adapters.hardware.fake import FakeHardware
 from npu_dra.adapters.hardware.npu_smi.vnpu import NpuSmiVnpuTable
 from npu_dra.domain.device import NodeInventory
-from npu_dra.domain.partitions.ports import VnpuTable
-from npu_dra.domain.ports import HardwareProbe
+from npu_dra.domain.ports import HardwareProbe, VnpuTable
 
 
-class SlicedProbe:
+class VnpuProbe:
     def __init__(
         self, probe: HardwareProbe, table: VnpuTable, *, counter_slices: bool = False
     ) -> None:
@@ -25,16 +24,16 @@ class SlicedProbe:
 
     def probe(self) -> NodeInventory:
         inventory = self._probe.probe()
-        slicing = {
+        vnpu_offer = {
             d.name: s
             for d in inventory.devices
-            if d.health.usable and (s := self._table.slicing(device=d)) is not None
+            if d.health.usable and (s := self._table.vnpu_offer(device=d)) is not None
         }
-        return attrs.evolve(inventory, slicing=slicing, counter_slices=self._counter_slices)
+        return attrs.evolve(inventory, vnpu_offers=vnpu_offer, counter_slices=self._counter_slices)
 
 
 def vnpu_table_for(mode: str, kind: str, probe: HardwareProbe, npu_smi: Path) -> VnpuTable | None:
-    """The backend's partitioning capability, when `--partitions` asks for it and it has one."""
+    """The backend's vNPU capability, when `--vnpu` asks for it and it has one."""
     if mode != "templates":
         return None
     if isinstance(probe, FakeHardware):
@@ -44,8 +43,8 @@ def vnpu_table_for(mode: str, kind: str, probe: HardwareProbe, npu_smi: Path) ->
     return None
 
 
-def sliced_if_described(probe: HardwareProbe) -> HardwareProbe:
-    """Fake hardware whose description has `vnpu:` publishes partitions (the simulation)."""
+def vnpu_probe_if_described(probe: HardwareProbe) -> HardwareProbe:
+    """Fake hardware whose description has `vnpu:` publishes vNPU devices (the simulation)."""
     if isinstance(probe, FakeHardware) and (table := probe.vnpu_table()) is not None:
-        return SlicedProbe(probe, table)
+        return VnpuProbe(probe, table)
     return probe
