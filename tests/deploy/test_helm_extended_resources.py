@@ -1,5 +1,6 @@
 """The chart's DeviceClasses can carry `extendedResourceName` (KEP-5004), one value per class,
-and `partitions` reaches the plugin's flag; the defaults render none of it."""
+and `vnpu` (or its older name `partitions`) reaches the plugin's flag; the defaults render none
+of it."""
 
 from __future__ import annotations
 
@@ -49,10 +50,12 @@ def test_the_schema_rejects_a_name_that_is_no_extended_resource(helm: Helm, name
         helm.template(values={"deviceClass": {"extendedResourceName": name}})
 
 
-def test_partitions_reach_the_plugins_flag(helm: Helm) -> None:
-    daemonset = only(helm.template(set_values=["partitions=templates"]), "DaemonSet")
+@pytest.mark.parametrize("value", ["vnpu", "partitions"])  # partitions: the older name
+def test_vnpu_reaches_the_plugins_flag(helm: Helm, value: str) -> None:
+    daemonset = only(helm.template(set_values=[f"{value}=templates"]), "DaemonSet")
     argv = expanded_argv(daemonset, {"NODE_NAME": "node-a"})
     settings = settings_from(build_parser().parse_args(argv[1:]))
     assert settings.vnpu == "templates"
+    assert "--vnpu=templates" in argv
     default = expanded_argv(only(helm.template(), "DaemonSet"), {"NODE_NAME": "node-a"})
-    assert not any(a.startswith("--partitions") for a in default)
+    assert not any(a.startswith(("--vnpu", "--partitions")) for a in default)

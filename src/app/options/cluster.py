@@ -39,12 +39,14 @@ CLUSTER = (
     ),
     Option(
         "vnpu",
-        ("--partitions",),
+        ("--vnpu", "--partitions"),
         "none: whole chips only; templates: also publish each chip's vNPU template "
-        "placements as partitionable devices (needs DRAPartitionableDevices)",
+        "placements as partitionable devices (needs DRAPartitionableDevices); --partitions and "
+        "env PARTITIONS are its older names",
         "none",
         one_of(VNPU_MODES),
-        "PARTITIONS",
+        "VNPU",
+        env_aliases=("PARTITIONS",),
     ),
     Option(
         "device_taints",

@@ -67,7 +67,7 @@ def add_options(
     env = os.environ if environ is None else environ
     for dest in COMMANDS[command]:
         option = OPTIONS[dest]
-        from_env = env.get(option.env) if option.env else None
+        from_env = option.from_env(env)
         default = from_env if from_env is not None else option.default
         if option.negatable:
             # The default stays text until settings_from, so a bad env value is reported by
