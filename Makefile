@@ -17,6 +17,7 @@ lint: install
 	$(BIN)/ruff format --check src tests benchmarks tools
 	$(BIN)/mypy -p npu_dra
 	$(BIN)/lint-imports
+	$(BIN)/python tools/check_sizes.py
 
 bench: install ## print the benchmark figures
 	$(BIN)/python -m benchmarks
