@@ -1,14 +1,18 @@
 """Every CdiStore adapter behaves the same: the file store and its in-memory twin."""
 
+import json
+import os
+import tracemalloc
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 from npu_dra.adapters.cdi import FileCdiStore, MemoryCdiStore
+from npu_dra.adapters.cdi.codec import decode, encode
 from npu_dra.domain.cdi import CdiDevice, CdiSpec, ContainerEdits, DeviceNode, Mount, claim_cdi_spec
 from npu_dra.domain.device import Device, HostFiles
-from npu_dra.domain.errors import InvalidName
+from npu_dra.domain.errors import InvalidName, StateError
 from npu_dra.domain.ids import ClaimUID, DeviceName, DriverName
 from npu_dra.domain.ports import CdiStore
 from npu_dra.domain.profile import ASCEND_NPU
@@ -135,3 +139,90 @@ def test_a_spec_the_runtime_would_refuse_is_not_written(store: CdiStore, spec: C
     with pytest.raises(ValueError):  # noqa: PT011 - each case has its own message
         store.write(uid=UID, spec=spec)
     assert store.claim_uids() == frozenset()
+
+
+# Only the file store shares its directory with others (other drivers write the CDI directory):
+# what they plant at our names is reported and skipped, never read through, waited on or fatal.
+
+
+@pytest.fixture
+def files(tmp_path: Path) -> FileCdiStore:
+    return FileCdiStore(tmp_path / "cdi", driver="npu.huawei.com", cdi_class="npu")
+
+
+def at(tmp_path: Path, uid: ClaimUID) -> Path:
+    return tmp_path / "cdi" / f"k8s.npu.huawei.com-npu_{uid}.json"
+
+
+def test_a_fifo_at_a_spec_is_refused_without_waiting_and_replaced_by_a_write(
+    files: FileCdiStore, tmp_path: Path
+) -> None:
+    (tmp_path / "cdi").mkdir()
+    os.mkfifo(at(tmp_path, UID))  # opening it for reading without O_NONBLOCK waits for a writer
+    with pytest.raises(StateError, match=f"{at(tmp_path, UID)}: a FIFO"):
+        files.read(uid=UID)
+    files.write(uid=UID, spec=spec_for(UID, 0))
+    assert files.read(uid=UID) == spec_for(UID, 0)
+
+
+def test_a_file_over_the_limit_is_refused_unread(files: FileCdiStore, tmp_path: Path) -> None:
+    files.write(uid=UID, spec=spec_for(UID, 0))
+    os.truncate(at(tmp_path, UID), 200 << 20)  # sparse: no disk, 200 MiB to read
+    tracemalloc.start()
+    try:
+        with pytest.raises(StateError, match="larger than the 1048576-byte limit"):
+            files.read(uid=UID)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < 1 << 20
+
+
+def test_a_link_at_a_spec_is_never_read_or_written_through(
+    files: FileCdiStore, tmp_path: Path
+) -> None:
+    victim = tmp_path / "victim.json"
+    victim.write_text(json.dumps(encode(spec_for(UID, 5))))
+    (tmp_path / "cdi").mkdir()
+    at(tmp_path, UID).symlink_to(victim)
+    with pytest.raises(StateError, match="a symbolic link"):
+        files.read(uid=UID)
+    files.write(uid=UID, spec=spec_for(UID, 0))
+    assert not at(tmp_path, UID).is_symlink()
+    assert decode(json.loads(victim.read_text())) == spec_for(UID, 5)
+
+
+def test_a_directory_at_a_spec_name_is_reported_once_and_left(
+    files: FileCdiStore, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    at(tmp_path, UID).mkdir(parents=True)
+    for _ in range(3):
+        assert files.claim_uids() == frozenset()
+        files.remove(uid=UID)
+        with pytest.raises(StateError, match="a directory"):
+            files.read(uid=UID)
+    assert at(tmp_path, UID).is_dir()
+    reports = [r.getMessage() for r in caplog.records if str(at(tmp_path, UID)) in r.getMessage()]
+    assert len(reports) == 1, reports
+
+
+def test_entries_named_like_temp_files_that_are_not_files_are_left_in_place(
+    files: FileCdiStore, tmp_path: Path
+) -> None:
+    cdi = tmp_path / "cdi"
+    cdi.mkdir()
+    (tmp_path / "victim").write_text("not ours")
+    planted = [cdi / "spec.1.tmp", cdi / f".k8s.npu.huawei.com-npu_{UID}.json.2.tmp"]
+    for directory in planted:
+        directory.mkdir()
+    os.mkfifo(cdi / f".k8s.npu.huawei.com-npu_{UID}.json.3.tmp")
+    (cdi / "spec.4.tmp").symlink_to(tmp_path / "victim")
+    stale = cdi / f".k8s.npu.huawei.com-npu_{UID}.json.5.tmp"
+    stale.write_text("{")
+    for entry in cdi.iterdir():
+        os.utime(entry, (0, 0), follow_symlinks=False)
+    assert files.remove_temp_files() == (stale.name,)
+    assert sorted(os.listdir(cdi)) == sorted(
+        [p.name for p in planted] + [f".k8s.npu.huawei.com-npu_{UID}.json.3.tmp", "spec.4.tmp"]
+    )
+    assert (tmp_path / "victim").read_text() == "not ours"

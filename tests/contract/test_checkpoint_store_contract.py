@@ -1,5 +1,6 @@
 """Every CheckpointStore adapter behaves the same: the file store and its in-memory twin."""
 
+import os
 from collections.abc import Callable
 from pathlib import Path
 
@@ -7,9 +8,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from npu_dra.adapters.checkpoint import FileCheckpointStore, MemoryCheckpointStore
+from npu_dra.adapters.checkpoint import FileCheckpointStore, MemoryCheckpointStore, files
 from npu_dra.domain.checkpoint import Checkpoint, PreparedClaim, PreparedDevice
 from npu_dra.domain.claims import ClaimRef
+from npu_dra.domain.errors import StateError
 from npu_dra.domain.ids import ClaimName, ClaimUID, DeviceName, Namespace, PoolName, RequestName
 from npu_dra.domain.ports import CheckpointStore
 
@@ -114,3 +116,95 @@ def test_any_checkpoint_survives_a_round_trip(
 ) -> None:
     store.save(checkpoint=checkpoint)
     assert store.load() == checkpoint
+
+
+# Only the file store has names something else can be planted at (its directory is root-only,
+# but a link or a second hard link there must still never be written through).
+
+
+@pytest.fixture
+def file_store(tmp_path: Path) -> FileCheckpointStore:
+    return FileCheckpointStore(tmp_path / "plugin" / "checkpoint.json")
+
+
+@pytest.fixture
+def victim(tmp_path: Path) -> Path:
+    victim = tmp_path / "victim"
+    victim.write_bytes(b"precious\n")
+    return victim
+
+
+def plant_link(store: FileCheckpointStore, victim: Path, *, hard: bool = False) -> None:
+    store.journal.unlink()
+    if hard:
+        os.link(victim, store.journal)
+    else:
+        store.journal.symlink_to(victim)
+
+
+@pytest.mark.parametrize("hard", [False, True], ids=["symlink", "hard-link"])
+def test_a_link_at_the_journal_is_never_written_through(
+    file_store: FileCheckpointStore, victim: Path, hard: bool
+) -> None:
+    file_store.save(checkpoint=SEVERAL)
+    plant_link(file_store, victim, hard=hard)  # while it runs: met by the next append
+    file_store.save(checkpoint=SEVERAL.without(ClaimUID("uid-1")))
+    assert victim.read_bytes() == b"precious\n"
+    assert not file_store.journal.is_symlink()
+    assert file_store.journal.stat().st_nlink == 1
+    expected = SEVERAL.without(ClaimUID("uid-1"))
+    assert FileCheckpointStore(file_store.path).load() == expected
+
+
+def test_a_link_at_the_journal_found_at_start_is_read_as_absent_and_replaced(
+    file_store: FileCheckpointStore, victim: Path
+) -> None:
+    file_store.save(checkpoint=SEVERAL)
+    plant_link(file_store, victim)
+    restarted = FileCheckpointStore(file_store.path)
+    assert restarted.load() == SEVERAL  # the snapshot; the link's target is not read
+    restarted.save(checkpoint=Checkpoint())
+    assert victim.read_bytes() == b"precious\n"
+    assert FileCheckpointStore(file_store.path).load() == Checkpoint()
+
+
+def test_a_fifo_at_the_snapshot_is_read_as_absent_without_waiting(
+    file_store: FileCheckpointStore,
+) -> None:
+    file_store.path.parent.mkdir()
+    os.mkfifo(file_store.path)
+    assert file_store.load() == Checkpoint()
+    file_store.save(checkpoint=SEVERAL)
+    assert file_store.path.is_file()
+    assert FileCheckpointStore(file_store.path).load() == SEVERAL
+
+
+def test_a_snapshot_over_the_limit_is_refused_unread_never_taken_as_empty(
+    file_store: FileCheckpointStore,
+) -> None:
+    file_store.save(checkpoint=SEVERAL)
+    os.truncate(file_store.path, files.MAX_CHECKPOINT_BYTES + 1)  # sparse: costs no disk
+    with pytest.raises(StateError, match=f"{file_store.path}: .*larger than the"):
+        FileCheckpointStore(file_store.path).load()
+
+
+def test_a_directory_named_like_a_temp_file_is_left_in_place(
+    file_store: FileCheckpointStore,
+) -> None:
+    file_store.save(checkpoint=SEVERAL)
+    planted = file_store.path.parent / ".checkpoint.json.abc.tmp"
+    planted.mkdir()
+    assert file_store.remove_temp_files() == ()
+    assert planted.is_dir()
+
+
+def test_the_journal_is_folded_once_it_holds_so_many_bytes(
+    file_store: FileCheckpointStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(files, "COMPACT_AFTER_BYTES", 1)
+    file_store.save(checkpoint=Checkpoint().with_claim(claim("uid-1")))
+    file_store.save(checkpoint=SEVERAL)  # one line: the journal now holds more than a byte
+    file_store.save(checkpoint=SEVERAL.without(ClaimUID("uid-1")))  # folded, then appended
+    lines = file_store.journal.read_bytes().splitlines()
+    assert len(lines) == 1
+    assert FileCheckpointStore(file_store.path).load() == SEVERAL.without(ClaimUID("uid-1"))

@@ -2,6 +2,7 @@
 in-memory twin. One spec per kind, replaced whole, read back equal, absent as None.
 """
 
+import os
 from collections.abc import Callable
 from pathlib import Path
 
@@ -11,6 +12,7 @@ from npu_dra.adapters.cdi.memory import MemoryStaticCdiSpecs
 from npu_dra.adapters.cdi.static_files import FileStaticCdiSpecs
 from npu_dra.domain.cdi import CdiDevice, CdiSpec, ContainerEdits, Mount
 from npu_dra.domain.device import Device, HostFiles
+from npu_dra.domain.errors import StateError
 from npu_dra.domain.ids import DeviceName
 from npu_dra.domain.ports import StaticCdiSpecs
 from npu_dra.domain.profile import ASCEND_NPU
@@ -131,3 +133,23 @@ def test_a_kind_that_is_not_vendor_slash_class_is_never_written_and_reads_none(
     with pytest.raises(ValueError, match="is not vendor/class"):
         specs.write_static(spec=CdiSpec(kind, (device,)))
     assert specs.read_static(kind=kind) is None
+
+
+def test_the_file_adapter_refuses_a_fifo_or_a_link_unread_and_replaces_it(
+    tmp_path: Path,
+) -> None:
+    files = FileStaticCdiSpecs(tmp_path / "cdi")
+    path = tmp_path / "cdi" / "k8s.npu.huawei.com-npu.json"
+    victim = tmp_path / "victim"
+    victim.write_text("not ours")
+    path.parent.mkdir()
+    os.mkfifo(path)  # a blocking open would wait for a writer for good
+    with pytest.raises(StateError, match=f"{path}: a FIFO"):
+        files.read_static(kind=KIND)
+    path.unlink()
+    path.symlink_to(victim)
+    with pytest.raises(StateError, match=f"{path}: a symbolic link"):
+        files.read_static(kind=KIND)
+    files.write_static(spec=spec_of(0))
+    assert files.read_static(kind=KIND) == spec_of(0)
+    assert victim.read_text() == "not ours"

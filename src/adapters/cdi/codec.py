@@ -30,6 +30,9 @@ _KIND = re.compile(rf"^{_NAME}/{_NAME}$")
 _DEVICE = re.compile(r"^[A-Za-z0-9]([A-Za-z0-9_.:-]*[A-Za-z0-9])?$")
 
 Json = dict[str, Any]
+# The most bytes of a spec file read: ours are a few kB (a claim of 32 devices, the API's most,
+# encodes to about 5 kB), so anything larger at one of our names is not ours and is never read.
+MAX_SPEC_BYTES = 1 << 20
 
 
 class InvalidCdiSpec(ValueError):

@@ -4,6 +4,12 @@ The directory is shared with other drivers and watched by containerd or CRI-O, s
 never see a half-written spec: files are written the way the Go CDI library writes them, and only
 files that follow our transient naming convention are ever read, listed or removed.
 
+The directory is also writable by whoever else can write there, so nothing found in it is trusted
+to be ours: a spec is read only if it is a regular file of at most MAX_SPEC_BYTES (never through a
+link, never blocking on a FIFO), and any other entry at one of our names (a directory, a FIFO, a
+link, a huge file) is reported once and skipped, or replaced by our rename when we write the spec;
+it never blocks, bloats or stops the plugin.
+
 Writes and removals are not flushed to disk one by one (the Go library does not flush either):
 the checkpoint is the durable record of which specs should exist, it is saved before a prepare
 or unprepare is answered, and the plugin's start-up repair rewrites every checkpointed claim's
@@ -15,8 +21,14 @@ import json
 import os
 from pathlib import Path
 
-from npu_dra.adapters.atomic import atomic_write, remove_temp_files
-from npu_dra.adapters.cdi.codec import InvalidCdiSpec, check_uid, decode, encode
+from npu_dra.adapters.atomic import (
+    ForeignEntries,
+    ForeignEntry,
+    atomic_write,
+    read_regular,
+    remove_temp_files,
+)
+from npu_dra.adapters.cdi.codec import MAX_SPEC_BYTES, InvalidCdiSpec, check_uid, decode, encode
 from npu_dra.domain.cdi import (
     CdiSpec,
     claim_of_spec_file,
@@ -42,6 +54,7 @@ class FileCdiStore:
         # UID is the transient ID of `<vendor>-<class>_<claimUID>.json`.
         self._kind = class_kind(DriverName(driver), cdi_class)
         self._temp_prefix = f".{claim_spec_prefix(self._kind)}"
+        self._foreign = ForeignEntries("CDI directory")
 
     def write(self, *, uid: ClaimUID, spec: CdiSpec) -> None:
         path = self._path(uid)
@@ -52,42 +65,68 @@ class FileCdiStore:
             atomic_write(path, data, mode=SPEC_MODE, temp_prefix=self._temp_prefix, flush=False)
         except OSError as e:
             raise StateError(f"CDI spec {path}: cannot write: {e}") from e
+        self._foreign.forget(path)
 
     def read(self, *, uid: ClaimUID) -> CdiSpec | None:
+        """The claim's spec, None if absent; StateError if what is there is not a spec of ours
+        (unreadable, damaged, or a foreign entry, which is reported and never read)."""
         path = self._path(uid)
         try:
-            return decode(json.loads(path.read_text(encoding="utf-8")))
-        except FileNotFoundError:
-            return None
+            data = read_regular(path, limit=MAX_SPEC_BYTES)
+            return None if data is None else decode(json.loads(data.decode()))
+        except ForeignEntry as e:
+            self._foreign.report(e, action="not read")
+            raise StateError(f"CDI spec {path}: {e.why}, not a file this plugin wrote") from e
         except (OSError, ValueError) as e:  # JSONDecodeError, UnicodeDecodeError, InvalidCdiSpec
             reason = str(e) if isinstance(e, InvalidCdiSpec) else f"{type(e).__name__}: {e}"
             raise StateError(f"CDI spec {path}: {reason}") from e
 
     def remove(self, *, uid: ClaimUID) -> None:
+        """Unlinks whatever non-directory entry holds the claim's name (never following it); a
+        directory there is not a spec of ours: reported and left, the spec counts as absent."""
         path = self._path(uid)
         try:
             path.unlink()
         except FileNotFoundError:
             return
+        except IsADirectoryError:
+            self._foreign.report(ForeignEntry(path, "a directory"))
+            return
         except OSError as e:
             raise StateError(f"CDI spec {path}: cannot remove: {e}") from e
+        self._foreign.forget(path)
 
     def remove_temp_files(self) -> tuple[str, ...]:
         """Temp files of writes a crash interrupted (call at start only); their names."""
         try:
-            return remove_temp_files(self._root, [self._temp_prefix]) + remove_temp_files(
-                self._root, [LEGACY_TEMP_PREFIX], older_than_s=LEGACY_TEMP_AGE_S
+            ours = remove_temp_files(self._root, [self._temp_prefix], foreign=self._foreign)
+            legacy = remove_temp_files(
+                self._root,
+                [LEGACY_TEMP_PREFIX],
+                older_than_s=LEGACY_TEMP_AGE_S,
+                foreign=self._foreign,
             )
         except OSError as e:
             raise StateError(f"CDI root {self._root}: cannot remove temp files: {e}") from e
+        return ours + legacy
 
     def claim_uids(self) -> frozenset[ClaimUID]:
+        """The claims with an entry at their spec's name, directories left out (reported):
+        `remove` can take away anything else there without opening it."""
         try:
-            names = os.listdir(self._root)
+            entries = list(os.scandir(self._root))
         except FileNotFoundError:
             return frozenset()
-        found = (claim_of_spec_file(self._kind, name) for name in names)
-        return frozenset(ClaimUID(uid) for uid in found if uid is not None and _is_uid(uid))
+        uids: set[ClaimUID] = set()
+        for entry in entries:
+            uid = claim_of_spec_file(self._kind, entry.name)
+            if uid is None or not _is_uid(uid):
+                continue
+            if entry.is_dir(follow_symlinks=False):
+                self._foreign.report(ForeignEntry(self._root / entry.name, "a directory"))
+                continue
+            uids.add(ClaimUID(uid))
+        return frozenset(uids)
 
     def _path(self, uid: ClaimUID) -> Path:
         return self._root / claim_spec_file_name(self._kind, check_uid(uid))

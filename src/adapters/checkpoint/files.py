@@ -16,11 +16,18 @@ leaves at most the last line incomplete or damaged: that save never returned, so
 about it, and the line is ignored (and cut off before the next append). A damaged line before
 the last is damage, reported like a damaged snapshot.
 
-Every `COMPACT_AFTER` lines the journal is folded into the snapshot: the snapshot is replaced by
-what is saved now (snapshot + journal), then the journal is emptied, then the new change is
-appended. A crash between the first two steps leaves the journal's lines over a snapshot that
-already holds their effect; applying them again changes nothing (each line sets claims to the
-values they have, or removes claims that are gone), so the order is safe.
+Every `COMPACT_AFTER` lines (or `COMPACT_AFTER_BYTES`) the journal is folded into the snapshot:
+the snapshot is replaced by what is saved now (snapshot + journal), then the journal is emptied,
+then the new change is appended. A crash between the first two steps leaves the journal's lines
+over a snapshot that already holds their effect; applying them again changes nothing (each line
+sets claims to the values they have, or removes claims that are gone), so the order is safe.
+
+Nothing at these names is written through or trusted to be ours (adapters/atomic.py): both are
+read only as regular files, never through a link, never blocking, up to their size limits (a
+larger file is refused, like a damaged one); any other entry at either name (a link, a FIFO, a
+directory) is not ours: it is reported and read as absent, and the next save replaces it by a
+rename. The journal is appended to only when it is a regular file with no other name; otherwise
+the save compacts first, as above (the new, empty journal is renamed over the entry).
 """
 
 import json
@@ -29,7 +36,16 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from npu_dra.adapters.atomic import atomic_write, ensure_dir, fsync_dir, remove_temp_files
+from npu_dra.adapters.atomic import (
+    ForeignEntries,
+    ForeignEntry,
+    Oversized,
+    atomic_write,
+    ensure_dir,
+    open_regular_for_append,
+    read_regular,
+    remove_temp_files,
+)
 from npu_dra.adapters.checkpoint.codec import CheckpointFormatError, decode, encode
 from npu_dra.domain.checkpoint import Checkpoint
 from npu_dra.domain.errors import StateError
@@ -39,6 +55,17 @@ CHECKPOINT_MODE = 0o600
 DIR_MODE = 0o700  # the plugin's data dir: the checkpoint and the DRA socket, root only
 JOURNAL_SUFFIX = ".journal"
 COMPACT_AFTER = 512  # journal lines before they are folded into the snapshot
+# The most bytes of a snapshot read. How many claims a node holds has no API limit (admin-access
+# and shared devices can be in many claims), so the limit is sized for 4096 claims of the
+# largest record the API allows (32 devices, every name at its longest: 36 kB measured, written
+# indented), about 230,000 typical ones (0.7 kB for one device): far beyond any node's pods.
+MAX_CLAIM_RECORD_BYTES = 40 << 10
+MAX_CHECKPOINT_BYTES = 4096 * MAX_CLAIM_RECORD_BYTES
+COMPACT_AFTER_BYTES = 16 << 20  # journal bytes before they are folded into the snapshot
+# The journal is folded once it holds COMPACT_AFTER_BYTES, so it holds at most that plus one
+# line, and a line at most every claim of a checkpoint (written compactly: smaller than the
+# snapshot's indented form).
+MAX_JOURNAL_BYTES = COMPACT_AFTER_BYTES + MAX_CHECKPOINT_BYTES
 
 
 class FileCheckpointStore:
@@ -52,11 +79,12 @@ class FileCheckpointStore:
         self._torn = False  # the journal ends in a line a crash cut (cut it before appending)
         self._journaled = False  # the journal file exists
         self._lock = threading.Lock()  # saves from several threads are written one at a time
+        self._foreign = ForeignEntries("checkpoint directory")
 
     def remove_temp_files(self) -> tuple[str, ...]:
         """Temp files of saves a crash interrupted (call at start only); their names."""
         try:
-            return remove_temp_files(self.path.parent, [self._temp_prefix])
+            return remove_temp_files(self.path.parent, [self._temp_prefix], foreign=self._foreign)
         except OSError as e:
             raise StateError(f"checkpoint {self.path}: cannot remove temp files: {e}") from e
 
@@ -70,14 +98,9 @@ class FileCheckpointStore:
 
     def _load(self) -> Checkpoint:
         checkpoint = self._load_snapshot()
-        self._journaled = True
-        try:
-            data = self.journal.read_bytes()
-        except FileNotFoundError:
-            self._journaled, data = False, b""
-        except OSError as e:
-            raise StateError(f"checkpoint journal {self.journal}: {e}") from e
-        checkpoint = self._replay(checkpoint, data)
+        data = self._read(self.journal, "checkpoint journal", MAX_JOURNAL_BYTES)
+        self._journaled = data is not None
+        checkpoint = self._replay(checkpoint, data or b"")
         self._saved = checkpoint
         return checkpoint
 
@@ -94,25 +117,34 @@ class FileCheckpointStore:
             if not self._journaled:  # the first save: a snapshot of it, and an empty journal
                 self._compact(checkpoint)
             else:
-                if self._lines >= COMPACT_AFTER:
+                if self._lines >= COMPACT_AFTER or self._good_size >= COMPACT_AFTER_BYTES:
                     self._compact(before)
-                self._append(_line(Checkpoint(claims=put), removed))
+                self._append(_line(Checkpoint(claims=put), removed), before)
         except OSError as e:
             self._saved = None  # unknown what reached the disk: read it again before the next
             raise StateError(f"checkpoint {self.journal}: cannot write: {e}") from e
         self._saved = checkpoint
 
     def _load_snapshot(self) -> Checkpoint:
-        try:
-            data = self.path.read_bytes()
-        except FileNotFoundError:
+        data = self._read(self.path, "checkpoint", MAX_CHECKPOINT_BYTES)
+        if data is None:
             return Checkpoint()
-        except OSError as e:
-            raise StateError(f"checkpoint {self.path}: {e}") from e
         try:
             return decode(json.loads(data))
         except ValueError as e:  # JSONDecodeError, UnicodeDecodeError, CheckpointFormatError
             raise StateError(f"checkpoint {self.path}: {e}") from e
+
+    def _read(self, path: Path, what: str, limit: int) -> bytes | None:
+        """The file's bytes; None if absent or not ours (a link, FIFO, directory: reported)."""
+        try:
+            return read_regular(path, limit=limit)
+        except Oversized as e:  # perhaps ours: refused like a damaged one, never taken as empty
+            raise StateError(f"{what} {path}: {e.why}; nothing was read") from e
+        except ForeignEntry as e:
+            self._foreign.report(e, action="read as absent; the next save replaces it")
+            return None
+        except OSError as e:
+            raise StateError(f"{what} {path}: {e}") from e
 
     def _replay(self, checkpoint: Checkpoint, data: bytes) -> Checkpoint:
         lines = data.split(b"\n")
@@ -145,23 +177,27 @@ class FileCheckpointStore:
             temp_prefix=self._temp_prefix,
             dir_mode=DIR_MODE,
         )
-        created = not self.journal.exists()
-        fd = os.open(self.journal, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, CHECKPOINT_MODE)
-        try:
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-        if created:
-            fsync_dir(self.journal.parent)
+        # Emptied by a rename, like the snapshot: whatever holds the name is replaced, not opened.
+        atomic_write(
+            self.journal,
+            b"",
+            mode=CHECKPOINT_MODE,
+            temp_prefix=self._temp_prefix,
+            dir_mode=DIR_MODE,
+        )
         self._lines, self._good_size, self._torn, self._journaled = 0, 0, False, True
+        self._foreign.forget(self.path)
+        self._foreign.forget(self.journal)
 
-    def _append(self, line: bytes) -> None:
-        flags = os.O_WRONLY | os.O_CREAT
+    def _append(self, line: bytes, saved: Checkpoint) -> None:
+        """Append `line` to the journal; `saved` is what the files hold before it (what a
+        compaction makes the snapshot if the journal's name holds something not ours)."""
         try:
-            fd = os.open(self.journal, flags, CHECKPOINT_MODE)
-        except FileNotFoundError:  # its directory is gone: make it, the journal starts again
-            ensure_dir(self.journal.parent, mode=DIR_MODE)
-            fd = os.open(self.journal, flags, CHECKPOINT_MODE)
+            fd = self._open_journal()
+        except ForeignEntry as e:
+            self._foreign.report(e, action="replaced by a new snapshot and journal")
+            self._compact(saved)
+            fd = self._open_journal()
         try:
             if self._torn:  # cut the line a crash left, so that ours follows a whole one
                 os.ftruncate(fd, self._good_size)
@@ -174,6 +210,13 @@ class FileCheckpointStore:
             os.close(fd)
         self._lines += 1
         self._good_size += len(line)
+
+    def _open_journal(self) -> int:
+        try:
+            return open_regular_for_append(self.journal, mode=CHECKPOINT_MODE)
+        except FileNotFoundError:  # its directory is gone: make it, the journal starts again
+            ensure_dir(self.journal.parent, mode=DIR_MODE)
+            return open_regular_for_append(self.journal, mode=CHECKPOINT_MODE)
 
 
 def _line(put: Checkpoint, removed: list[ClaimUID]) -> bytes:
