@@ -2,6 +2,10 @@
 generation rules): nothing changes if the content is equal; otherwise every slice of the pool is
 rewritten under generation+1 with the new resourceSliceCount, and surplus slices are deleted.
 Deletes come first, so the scheduler never sees two generations' worth of the same devices.
+
+A stored slice of another pool (someone else's, planted on this node and driver) is deleted,
+never updated into ours: `spec.pool.name` is immutable, so reusing it fails every publish, and
+its generation is not ours to continue.
 """
 
 from collections.abc import Sequence
@@ -23,15 +27,18 @@ class SyncPlan:
 
 
 def plan_sync(stored: Sequence[ResourceSlice], desired: Sequence[ResourceSlice]) -> SyncPlan:
-    ordered = sorted(stored, key=lambda s: (-s.pool.generation, s.name or ""))
+    pools = {s.pool.name for s in desired} or {s.pool.name for s in stored}
+    foreign = tuple(s.name for s in stored if s.pool.name not in pools and s.name)
+    ours = [s for s in stored if s.pool.name in pools]
+    ordered = sorted(ours, key=lambda s: (-s.pool.generation, s.name or ""))
     if _same_content(ordered, desired):
-        return SyncPlan((), (), ())
-    generation = max((s.pool.generation for s in stored), default=0) + 1
+        return SyncPlan(foreign, (), ())
+    generation = max((s.pool.generation for s in ours), default=0) + 1
     fresh = [_at(s, generation, len(desired)) for s in desired]
     reuse = ordered[: len(fresh)]
     updates = tuple(attrs.evolve(f, name=r.name) for f, r in zip(fresh, reuse, strict=False))
     creates = tuple(fresh[len(reuse) :])
-    deletes = tuple(s.name for s in ordered[len(fresh) :] if s.name)
+    deletes = foreign + tuple(s.name for s in ordered[len(fresh) :] if s.name)
     return SyncPlan(deletes, updates, creates)
 
 

@@ -152,3 +152,24 @@ def test_a_wrong_stored_slice_count_is_rewritten() -> None:
     incomplete = (attrs.evolve(stored(1, range(2))[0], pool=PoolRef(PoolName(NODE), 1, 2)),)
     plan = plan_sync(incomplete, desired(range(2)))
     assert [s.pool for s in plan.updates] == [PoolRef(PoolName(NODE), 2, 1)]
+
+
+def planted(pool: str, name: str, generation: int = 3) -> ResourceSlice:
+    """A slice on this node and driver, but in another pool (spec.pool.name is immutable)."""
+    (one,) = stored(generation, range(2), names=[name])
+    return attrs.evolve(one, pool=PoolRef(PoolName(pool), generation, 1))
+
+
+def test_a_slice_of_another_pool_is_deleted_never_updated_into_ours() -> None:
+    plan = plan_sync((planted("other-node", "planted"),), desired(range(4)))
+    assert plan.deletes == ("planted",)
+    assert plan.updates == ()
+    assert [s.pool.name for s in plan.creates] == [NODE]
+    assert {s.pool.generation for s in plan.creates} == {1}  # another pool's generation is not ours
+
+
+def test_an_unchanged_pool_beside_a_planted_slice_only_deletes_the_planted_one() -> None:
+    ours = stored(7, range(4), range(4, 8))
+    plan = plan_sync((*ours, planted("other-node", "planted", 9)), desired(range(4), range(4, 8)))
+    assert plan.deletes == ("planted",)
+    assert (plan.updates, plan.creates) == ((), ())
