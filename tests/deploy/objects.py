@@ -55,6 +55,26 @@ def of_kind(objects: Iterable[Obj], kind: str) -> Iterator[Obj]:
     return (o for o in objects if o["kind"] == kind)
 
 
+def policy_on(objects: Iterable[Obj], resource: str) -> Obj:
+    """The one ValidatingAdmissionPolicy whose rules match `resource` (resourceslices, events)."""
+    (found,) = [
+        o
+        for o in of_kind(objects, "ValidatingAdmissionPolicy")
+        if any(resource in r["resources"] for r in o["spec"]["matchConstraints"]["resourceRules"])
+    ]
+    return found
+
+
+def binding_named_as(objects: Iterable[Obj], policy: Mapping[str, Any]) -> Obj:
+    """The ValidatingAdmissionPolicyBinding of the policy's own name (the deploy's convention)."""
+    (found,) = [
+        o
+        for o in of_kind(objects, "ValidatingAdmissionPolicyBinding")
+        if o["metadata"]["name"] == policy["metadata"]["name"]
+    ]
+    return found
+
+
 def container(daemonset: Mapping[str, Any]) -> Obj:
     (found,) = daemonset["spec"]["template"]["spec"]["containers"]
     return found  # type: ignore[no-any-return]

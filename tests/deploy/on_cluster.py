@@ -21,13 +21,13 @@ from typing import Any
 
 from kubernetes import client
 
-from tests.deploy.objects import MANIFESTS, expanded_argv, manifests, only
+from tests.deploy.objects import MANIFESTS, expanded_argv, manifests, only, policy_on
 from tests.support.controlplane import ControlPlane, free_port, log_tail, wait_for
 
 NAMESPACE = only(manifests(), "Namespace")["metadata"]["name"]
 ACCOUNT = only(manifests(), "ServiceAccount")["metadata"]["name"]
 USER = f"system:serviceaccount:{NAMESPACE}:{ACCOUNT}"
-POLICY = only(manifests(), "ValidatingAdmissionPolicy")["metadata"]["name"]
+POLICY = policy_on(manifests(), "resourceslices")["metadata"]["name"]
 DEVICE_CLASS = only(manifests(), "DeviceClass")["metadata"]["name"]
 DRIVER = DEVICE_CLASS  # the DeviceClass selects device.driver == its own name
 PROBE_DRIVER = "probe.deploy-e2e.example.com"  # hand-made slices, never the plugin's pool
@@ -140,10 +140,11 @@ def _remove(
 def probe_slice(
     name: str, node: str | None, devices: int = 1, *, driver: str = PROBE_DRIVER
 ) -> dict[str, Any]:
-    """A ResourceSlice of `driver` on `node` (None: a cluster-wide pool)."""
+    """A ResourceSlice of `driver` on `node`, in the pool named after the node as the plugin
+    names its own (None: a cluster-wide pool, named `name`)."""
     spec: dict[str, Any] = {
         "driver": driver,
-        "pool": {"name": name, "generation": 1, "resourceSliceCount": 1},
+        "pool": {"name": node or name, "generation": 1, "resourceSliceCount": 1},
         "devices": [{"name": f"probe-{n}"} for n in range(devices)],
     }
     if node is None:

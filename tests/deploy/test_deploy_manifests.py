@@ -13,6 +13,7 @@ from npu_dra.adapters.grpc.liveness_server import LIVENESS_SERVICES
 from npu_dra.app.cli import build_parser
 from npu_dra.app.options import COMMANDS, OPTIONS, Hardware, Settings, settings_from
 from tests.deploy.objects import (
+    binding_named_as,
     container,
     expanded_argv,
     host_path_mounts,
@@ -21,6 +22,7 @@ from tests.deploy.objects import (
     manifests,
     of_kind,
     only,
+    policy_on,
 )
 
 NOT_FLAGS = {"LD_LIBRARY_PATH"}  # for npu-smi's libraries, not read by npu-dra
@@ -132,21 +134,51 @@ def test_rbac_policy_and_daemonset_name_one_service_account() -> None:
         {"kind": "ServiceAccount", "name": SERVICE_ACCOUNT, "namespace": NAMESPACE}
     ]
     assert daemonset()["spec"]["template"]["spec"]["serviceAccountName"] == SERVICE_ACCOUNT
-    policy = only(objects, "ValidatingAdmissionPolicy")
+    policy = policy_on(objects, "resourceslices")
     (condition,) = policy["spec"]["matchConditions"]
     assert f'"system:serviceaccount:{NAMESPACE}:{SERVICE_ACCOUNT}"' in condition["expression"]
-    policy_binding = only(objects, "ValidatingAdmissionPolicyBinding")
+    policy_binding = binding_named_as(objects, policy)
     assert policy_binding["spec"]["policyName"] == policy["metadata"]["name"]
     assert policy_binding["spec"]["validationActions"] == ["Deny"]
 
 
 def test_the_policy_covers_every_write_of_resourceslices() -> None:
-    (rule,) = only(manifests(), "ValidatingAdmissionPolicy")["spec"]["matchConstraints"][
-        "resourceRules"
-    ]
+    (rule,) = policy_on(manifests(), "resourceslices")["spec"]["matchConstraints"]["resourceRules"]
     assert rule["resources"] == ["resourceslices"]
     assert rule["apiVersions"] == ["*"]
     assert set(rule["operations"]) == {"CREATE", "UPDATE", "DELETE"}
+
+
+def test_the_event_policy_covers_every_event_write_the_role_grants_to_the_same_account() -> None:
+    objects = manifests()
+    policy = policy_on(objects, "events")
+    (rule,) = policy["spec"]["matchConstraints"]["resourceRules"]
+    assert (rule["apiGroups"], rule["resources"], rule["apiVersions"]) == (
+        ["events.k8s.io"],
+        ["events"],
+        ["*"],
+    )
+    granted = {
+        verb.upper()
+        for r in only(objects, "ClusterRole")["rules"]
+        if "events" in r["resources"]
+        for verb in r["verbs"]
+    }
+    assert granted <= set(rule["operations"])
+    assert policy["spec"]["failurePolicy"] == "Fail"
+    (condition,) = policy["spec"]["matchConditions"]
+    assert f'"system:serviceaccount:{NAMESPACE}:{SERVICE_ACCOUNT}"' in condition["expression"]
+    binding = binding_named_as(objects, policy)
+    assert binding["spec"]["policyName"] == policy["metadata"]["name"]
+    assert binding["spec"]["validationActions"] == ["Deny"]
+
+
+def test_the_slice_policy_pins_the_pool_to_the_tokens_node() -> None:
+    policy = policy_on(manifests(), "resourceslices")
+    variables = {v["name"]: v["expression"] for v in policy["spec"]["variables"]}
+    assert "object.spec.?pool.?name" in variables["newPool"]
+    expressions = [v["expression"] for v in policy["spec"]["validations"]]
+    assert "variables.newPool == variables.tokenNode" in expressions
 
 
 def test_the_device_class_is_the_seeds_and_selects_the_daemonsets_driver() -> None:

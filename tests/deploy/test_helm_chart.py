@@ -15,6 +15,7 @@ from npu_dra.app.options import Hardware, Settings, add_options, settings_from
 from tests.deploy.helm_cli import CHART, HELM_LABELS, Helm, HelmError, without_helm_labels
 from tests.deploy.objects import (
     DEVICE_PLUGIN_DAEMONSET,
+    binding_named_as,
     by_key,
     container,
     expanded_argv,
@@ -23,6 +24,7 @@ from tests.deploy.objects import (
     load,
     manifests,
     only,
+    policy_on,
 )
 
 
@@ -148,13 +150,28 @@ def test_in_the_release_namespace_every_name_follows(helm: Helm) -> None:
     assert only(rendered, "ClusterRoleBinding")["subjects"] == [
         {"kind": "ServiceAccount", "name": "npu-lab", "namespace": "npu-system"}
     ]
-    policy = only(rendered, "ValidatingAdmissionPolicy")
+    policy = policy_on(rendered, "resourceslices")
     (condition,) = policy["spec"]["matchConditions"]
     assert '"system:serviceaccount:npu-system:npu-lab"' in condition["expression"]
-    policy_binding = only(rendered, "ValidatingAdmissionPolicyBinding")
+    policy_binding = binding_named_as(rendered, policy)
     assert policy_binding["spec"]["policyName"] == policy["metadata"]["name"]
     daemonset = only(rendered, "DaemonSet")
     assert daemonset["spec"]["template"]["spec"]["serviceAccountName"] == "npu-lab"
+
+
+def test_in_the_release_namespace_the_event_policy_follows_the_account(helm: Helm) -> None:
+    rendered = helm.template(
+        release="gpu-lab",
+        namespace="npu-system",
+        values={"namespace": {"create": False, "name": ""}, "fullnameOverride": "npu-lab"},
+    )
+    policy = policy_on(rendered, "events")
+    assert policy["metadata"]["name"] == "npu-lab-events"
+    (condition,) = policy["spec"]["matchConditions"]
+    assert '"system:serviceaccount:npu-system:npu-lab"' in condition["expression"]
+    binding = binding_named_as(rendered, policy)
+    assert binding["spec"]["policyName"] == "npu-lab-events"
+    assert binding["spec"]["validationActions"] == ["Deny"]
 
 
 def test_the_device_class_and_the_policy_can_be_left_out(helm: Helm) -> None:
