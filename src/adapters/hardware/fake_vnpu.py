@@ -9,6 +9,8 @@ a no-op (npu-smi itself fails there; the port promises idempotence, the adapter 
 import threading
 from collections.abc import Mapping
 
+import attrs
+
 from npu_dra.adapters.hardware.errors import ProbeError
 from npu_dra.domain.device import Device
 from npu_dra.domain.vnpu.instance import Vnpu, id_range
@@ -35,7 +37,13 @@ class FakeVnpuTable:
         self._lock = threading.Lock()
 
     def vnpu_offer(self, *, device: Device) -> VnpuOffer | None:
-        return self._vnpu_offer
+        """The described offer, with as many placements per template as the chip has ids."""
+        ids = len(id_range(device.physical_id, chip_name=device.chip_name))
+        return (
+            self._vnpu_offer
+            if ids == self._vnpu_offer.ids
+            else attrs.evolve(self._vnpu_offer, ids=ids)
+        )
 
     def vnpus(self, *, device: Device) -> tuple[Vnpu, ...]:
         with self._lock:

@@ -3,13 +3,15 @@
 Each preset is what `npu-smi info -t template-info` and `npu-smi info -t info-vnpu` (Total
 column) printed on a real host (tests/fixtures/npu-smi, sources named in each file's first
 line). Only these three were recorded; other models' templates are in ascend-facts A.7 but
-their totals are not, so they are not offered here.
+their totals are not, so they are not offered here. A description's templates are held to the
+rules npu-smi's are (domain/vnpu/vetting.py), but refused instead of left out.
 """
 
 from collections.abc import Mapping
 from typing import Any
 
 from npu_dra.domain.vnpu.templates import Template, VnpuOffer
+from npu_dra.domain.vnpu.vetting import vet_templates
 
 _Needs = dict[str, int]
 
@@ -58,10 +60,9 @@ def vnpu_offer_from(description: Any) -> VnpuOffer:
         raise ValueError(f"vnpu preset {spec['preset']!r}: known are {', '.join(PRESETS)}")
     totals = {str(k): int(v) for k, v in (spec.get("totals") or totals).items()}
     chosen = spec.get("templates") or templates
-    return VnpuOffer(
-        totals,
-        tuple(
-            Template(str(n), {str(k): int(v) for k, v in needs.items()})
-            for n, needs in chosen.items()
-        ),
+    vetted = vet_templates(
+        Template(str(n), {str(k): int(v) for k, v in needs.items()}) for n, needs in chosen.items()
     )
+    if vetted.problems:  # a description is the user's to fix: refused, not trimmed
+        raise ValueError(f"vnpu templates: {'; '.join(vetted.problems)}")
+    return VnpuOffer(totals, vetted.templates)

@@ -2,7 +2,9 @@
 
 Device names are `<chip>-<template>-<n>` with the template name made a DNS label
 (`npu-0-vir05-1c-8g-2`); they are stable as long as the templates are, so an allocation made
-before a restart still names the same vNPU device after it.
+before a restart still names the same vNPU device after it. An offer's templates make distinct
+device names and at most MAX_VNPU_DEVICES_PER_CHIP devices (templates.py), so a chip's layout
+fits the one slice it shares with the whole chip.
 """
 
 from collections.abc import Mapping
@@ -13,7 +15,14 @@ from npu_dra.domain.attributes import is_dns_label
 from npu_dra.domain.errors import InventoryError
 from npu_dra.domain.ids import DeviceName
 from npu_dra.domain.quantity import Quantity
-from npu_dra.domain.vnpu.templates import AICORE, MEMORY, Template, VnpuOffer
+from npu_dra.domain.vnpu.templates import (
+    AICORE,
+    MEMORY,
+    Template,
+    VnpuOffer,
+    shown,
+    template_label,
+)
 
 TEMPLATE_ATTRIBUTE = "vnpuTemplate"
 PARENT_ATTRIBUTE = "parentDevice"
@@ -69,15 +78,13 @@ def counter_set_name(chip: DeviceName) -> str:
     return f"{chip}-counters"
 
 
-def template_label(template: str) -> str:
-    return template.lower().replace("_", "-")
-
-
 def vnpu_device_name(chip: DeviceName, template: str, index: int) -> DeviceName:
     """`<chip>-<template>-<n>`; InventoryError if that is no DNS label (an odd template name)."""
     name = f"{chip}-{template_label(template)}-{index}"
     if not is_dns_label(name):
-        raise InventoryError(f"template {template!r} on {chip}: {name!r} is not a DNS label")
+        raise InventoryError(
+            f"template {shown(template)} on {chip}: {shown(name)} is not a DNS label"
+        )
     return DeviceName(name)
 
 

@@ -14,6 +14,7 @@ import attrs
 from npu_dra.adapters.hardware.health_words import health_of
 from npu_dra.adapters.hardware.npu_smi.lines import Line, bad_line, parse_int
 from npu_dra.domain.device import Health
+from npu_dra.domain.vnpu.templates import shown
 
 COMMAND = "npu-smi info"
 _BUS_ID = re.compile(r"^[0-9A-Fa-f]{4}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-7]$")
@@ -80,7 +81,7 @@ def chip_head(layout: Layout, cells: list[str], line: Line) -> ChipHead:
         raise bad_line(COMMAND, line, "expected `NPU-id Name` in the first cell")
     health = health_of(health_cell)
     if health is None:
-        raise bad_line(COMMAND, line, f"unknown health word {health_cell!r}")
+        raise bad_line(COMMAND, line, f"unknown health word {shown(health_cell)}")
     _values(metrics, 4, line)
     card_id = parse_int(COMMAND, line, tokens[0], "NPU id")
     return ChipHead(card_id, " ".join(tokens[1:]), health, line)
@@ -97,7 +98,7 @@ def chip_row(layout: Layout, head: ChipHead, cells: list[str], line: Line) -> In
         for key, t in zip(layout.chip_ids, tokens, strict=True)
     }
     if bus_cell != "NA" and not _BUS_ID.match(bus_cell):
-        raise bad_line(COMMAND, line, f"{bus_cell!r} is not a PCI bus id")
+        raise bad_line(COMMAND, line, f"{shown(bus_cell)} is not a PCI bus id")
     values = _values(metrics, 5 if layout.hbm else 3, line)
     total = values[-1] if layout.hbm else values[2]
     return InfoChip(
@@ -132,5 +133,5 @@ def _values(metrics: str, count: int, line: Line) -> list[str]:
     """The cell's numbers with `used / total` pairs split; `NA` and `-` stand for no value."""
     values = metrics.replace("/", " ").split()
     if len(values) != count or not all(_METRIC.match(v) for v in values):
-        raise bad_line(COMMAND, line, f"expected {count} numbers in {metrics!r}")
+        raise bad_line(COMMAND, line, f"expected {count} numbers in {shown(metrics)}")
     return values

@@ -14,13 +14,15 @@ import attrs
 
 from npu_dra.adapters.hardware.npu_smi.lines import Line, bad_line, bad_output, is_noise, numbered
 from npu_dra.adapters.hardware.npu_smi.runner import KNOWN_ANSWERS
+from npu_dra.domain.vnpu.templates import shown
 
 COMMAND = "npu-smi info -t topo"
 LINKS = frozenset({"X", "SYS", "PHB", "HCCS", "PXB", "PIX", "SIO", "HCCS_SW", "UB", "NA"})
 GROUPING_LINKS = ("SIO", "HCCS", "UB")  # fastest first; the first one present forms groups
-_LABEL = re.compile(r"^(NPU|Phy-ID|NIC)(\d+)$")
+_LABEL = re.compile(r"^(NPU|Phy-ID|NIC)(\d{1,9})$")  # ids far past any node's chips
 _CPU_LIST = re.compile(r"^\d{1,5}(-\d{1,5})?(,\d{1,5}(-\d{1,5})?)*$")
 AFFINITY = "CPU Affinity"
+MAX_CPUS = 8192  # Linux's largest NR_CPUS (x86-64 with MAXSMP; arm64 allows 4096)
 
 
 @attrs.frozen
@@ -83,7 +85,7 @@ def _header(line: Line) -> tuple[list[tuple[str, int]], bool]:
 def _label(line: Line, label: str) -> tuple[str, int]:
     match = _LABEL.match(label)
     if not match:
-        raise bad_line(COMMAND, line, f"{label!r} is not an NPU<n> or Phy-ID<n> label")
+        raise bad_line(COMMAND, line, f"{shown(label)} is not an NPU<n> or Phy-ID<n> label")
     return match[1], int(match[2])
 
 
@@ -94,24 +96,28 @@ def _cells(
         raise bad_line(COMMAND, line, f"expected {len(columns) + has_affinity} cells")
     unknown = [cell for cell in cells[: len(columns)] if cell not in LINKS]
     if unknown:
-        raise bad_line(COMMAND, line, f"unknown link type {unknown[0]!r}")
+        raise bad_line(COMMAND, line, f"unknown link type {shown(unknown[0])}")
     cpus = parse_cpu_list(cells[-1]) if has_affinity else None
     if has_affinity and cpus is None and cells[-1] != "NA":
-        raise bad_line(COMMAND, line, f"{cells[-1]!r} is not a CPU list")
+        raise bad_line(COMMAND, line, f"{shown(cells[-1])} is not a CPU list")
     return dict(zip(columns, cells, strict=False)), cpus
 
 
 def parse_cpu_list(text: str) -> frozenset[int] | None:
-    """`0-23,96-119` as a set of CPUs; None if `text` is not a Linux CPU list."""
+    """`0-23,96-119` as a set of CPUs; None if `text` is not a Linux CPU list, or lists more than
+    MAX_CPUS CPUs (counting repeats)."""
     text = text.strip()
     if not _CPU_LIST.match(text):
         return None
     cpus: set[int] = set()
+    listed = 0
     for part in text.split(","):
         low, _, high = part.partition("-")
-        if high and int(high) < int(low):
+        span = range(int(low), int(high or low) + 1)
+        listed += len(span)
+        if not span or listed > MAX_CPUS:
             return None
-        cpus.update(range(int(low), int(high or low) + 1))
+        cpus.update(span)
     return frozenset(cpus)
 
 

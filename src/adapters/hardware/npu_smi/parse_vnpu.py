@@ -4,18 +4,27 @@ template-info is a boxed table of line pairs per template: `Name AICORE Memory A
 JPEGD` on the first line, `PNGD VDEC JPEGE` on the second (ascend-facts A.7). info-vnpu shows
 the chip's `Free/Total` per resource (`NA/NA` where not supported), then the vNPU list
 `Vnpu ID | Vgroup ID | Container ID | Status | Template Name`. Anything else in a table row is
-an error naming the line: a template or vNPU silently dropped would be worse than none.
+an error naming the line: a template or vNPU silently dropped would be worse than none. A
+template's line pair that makes no template is such an error, but for that template only:
+`read_templates` keeps the others and returns the errors, for the caller to report.
 """
 
 import re
 
 import attrs
 
-from npu_dra.adapters.hardware.npu_smi.lines import Line, bad_line, bad_output, numbered
+from npu_dra.adapters.hardware.errors import ProbeError
+from npu_dra.adapters.hardware.npu_smi.lines import (
+    MAX_DIGITS,
+    Line,
+    bad_line,
+    bad_output,
+    numbered,
+)
 from npu_dra.adapters.hardware.npu_smi.runner import KNOWN_ANSWERS
 from npu_dra.domain.errors import DomainError
 from npu_dra.domain.vnpu.instance import Vnpu
-from npu_dra.domain.vnpu.templates import Template
+from npu_dra.domain.vnpu.templates import Template, shown
 
 TEMPLATES_COMMAND = "npu-smi info -t template-info"
 INFO_VNPU_COMMAND = "npu-smi info -t info-vnpu"
@@ -32,9 +41,28 @@ class ChipVnpus:
     vnpus: tuple[Vnpu, ...]
 
 
+@attrs.frozen
+class TemplateReading:
+    """The templates of a template-info answer, and the line pairs that made none (errors)."""
+
+    templates: tuple[Template, ...]
+    problems: tuple[ProbeError, ...] = ()
+
+
 def parse_templates(output: str) -> tuple[Template, ...]:
+    """Every template, or the first line pair that makes none as an error."""
+    reading = read_templates(output)
+    if reading.problems:
+        raise reading.problems[0]
+    return reading.templates
+
+
+def read_templates(output: str) -> TemplateReading:
+    """Each line pair's template; a pair that makes none (a bad number, a count npu-smi never
+    prints...) is a problem and left out, the others kept. An answer whose table cannot be
+    read at all (no header, a template's second line missing) is an error."""
     if any(answer in output for answer in KNOWN_ANSWERS):
-        return ()
+        return TemplateReading(())
     rows = [(line, cells) for line, cells in _rows(output) if cells]
     header = next((i for i, (_, cells) in enumerate(rows) if cells[0] == "Name"), None)
     if header is None:
@@ -42,7 +70,13 @@ def parse_templates(output: str) -> tuple[Template, ...]:
     body = rows[header + 2 :]  # the header has a units line (GB, PNGD VDEC JPEGE)
     if len(body) % 2:
         raise bad_line(TEMPLATES_COMMAND, body[-1][0], "a template's second line is missing")
-    return tuple(_template(body[i], body[i + 1]) for i in range(0, len(body), 2))
+    templates, problems = [], []
+    for i in range(0, len(body), 2):
+        try:
+            templates.append(_template(body[i], body[i + 1]))
+        except ProbeError as error:
+            problems.append(error)
+    return TemplateReading(tuple(templates), tuple(problems))
 
 
 def _template(first: tuple[Line, list[str]], second: tuple[Line, list[str]]) -> Template:
@@ -104,5 +138,7 @@ def _rows(output: str) -> list[tuple[Line, list[str]]]:
 
 def _int(command: str, line: Line, text: str) -> int:
     if not text.isascii() or not text.isdigit():
-        raise bad_line(command, line, f"{text!r} is not a number")
+        raise bad_line(command, line, f"{shown(text)} is not a number")
+    if len(text) > MAX_DIGITS:
+        raise bad_line(command, line, f"{shown(text)} has more than {MAX_DIGITS} digits")
     return int(text)

@@ -1,8 +1,9 @@
 """Runs npu-smi: an argument list (never a shell), a C locale, a deadline, and clear failures.
 
 npu-smi is the one process discovery depends on, so every way it can fail (missing binary,
-non-zero exit, a hang) becomes a ProbeError naming the exact command. Independent commands
-run concurrently: discovery costs one npu-smi round trip, not one per command.
+non-zero exit, a hang, more output than any npu-smi prints: bounded.py) becomes a ProbeError
+naming the exact command. Independent commands run concurrently: discovery costs one npu-smi
+round trip, not one per command.
 """
 
 import contextlib
@@ -15,6 +16,8 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from npu_dra.adapters.hardware.errors import ProbeError
+from npu_dra.adapters.hardware.npu_smi.bounded import OutputTooLarge, read_bounded
+from npu_dra.adapters.hardware.npu_smi.lines import clipped
 
 NO_CARD = "There is no NPU card on this server."
 UNSUPPORTED = "does not support querying"
@@ -73,18 +76,15 @@ class NpuSmiRunner:
     def _run(self, args: Command, *, timeout: float) -> str:
         command = describe(args)
         process = self._start(command, args)
-        timeout = max(timeout, 0.0)
         try:
-            out, err = process.communicate(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            _kill(process)
-            raise ProbeError(f"`{command}`: no answer within {timeout:.1f}s (killed)") from None
-        stdout, stderr = _text(out), _text(err)
+            stdout, stderr = _bounded_output(process, command, max(timeout, 0.0))
+        finally:
+            _close_pipes(process)
         if process.returncode == 0:
             return stdout
         if any(answer in stdout + stderr for answer in KNOWN_ANSWERS):
             return stdout + stderr
-        detail = (stderr.strip() or stdout.strip() or "no output").splitlines()[0]
+        detail = clipped((stderr.strip() or stdout.strip() or "no output").splitlines()[0])
         raise ProbeError(f"`{command}` exited with status {process.returncode}: {detail}")
 
     def run_all(self, commands: Sequence[Command], *, timeout: float) -> tuple[str, ...]:
@@ -114,11 +114,44 @@ def _text(data: bytes) -> str:
     return data.decode("utf-8", errors="replace")
 
 
+def _bounded_output(
+    process: "subprocess.Popen[bytes]", command: str, timeout: float
+) -> tuple[str, str]:
+    """stdout and stderr of an exited `process`; ProbeError (it killed) past a bound or the
+    deadline."""
+    deadline = time.monotonic() + timeout
+    try:
+        output = read_bounded(process, deadline=deadline)
+    except OutputTooLarge as error:
+        _kill(process)
+        raise ProbeError(f"`{command}`: {error} (killed): npu-smi's answers are kB") from None
+    if output is None or not _exited(process, deadline):
+        _kill(process)
+        raise ProbeError(f"`{command}`: no answer within {timeout:.1f}s (killed)")
+    return _text(output.stdout), _text(output.stderr)
+
+
+def _exited(process: "subprocess.Popen[bytes]", deadline: float) -> bool:
+    try:
+        process.wait(timeout=max(deadline - time.monotonic(), 0.0))
+    except subprocess.TimeoutExpired:
+        return False
+    return True
+
+
+def _close_pipes(process: "subprocess.Popen[bytes]") -> None:
+    for pipe in (process.stdout, process.stderr):
+        if pipe is not None:
+            pipe.close()
+
+
 def _kill(process: "subprocess.Popen[bytes]") -> None:
+    """SIGKILL to its whole session; its pipes are closed, not read: what it printed is unread."""
     with contextlib.suppress(ProcessLookupError):
         os.killpg(process.pid, signal.SIGKILL)
+    _close_pipes(process)
     try:
-        process.communicate(timeout=1.0)
+        process.wait(timeout=1.0)
     except subprocess.TimeoutExpired:
         process.kill()
         process.wait()

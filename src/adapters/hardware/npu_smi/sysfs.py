@@ -12,6 +12,9 @@ from pathlib import Path
 
 from npu_dra.adapters.hardware.errors import ProbeError
 from npu_dra.adapters.hardware.npu_smi.parse_topo import parse_cpu_list
+from npu_dra.domain.vnpu.templates import shown
+
+MAX_FILE_BYTES = 64 * 2**10  # numa_node and cpulist are one short line
 
 
 class NumaMap:
@@ -36,7 +39,7 @@ class NumaMap:
         try:
             node = int(text)
         except ValueError:
-            raise ProbeError(f"{path}: {text!r} is not a NUMA node number") from None
+            raise ProbeError(f"{path}: {shown(text)} is not a NUMA node number") from None
         return node if node >= 0 else None
 
     def _nodes(self) -> Mapping[int, frozenset[int]]:
@@ -51,15 +54,20 @@ class NumaMap:
             text = _read(path)
             cpus = parse_cpu_list(text) if text else frozenset()
             if not number.isdigit() or cpus is None:
-                raise ProbeError(f"{path}: {text!r} is not a CPU list")
+                raise ProbeError(f"{path}: {shown(text or '')} is not a CPU list")
             nodes.append((int(number), cpus))
         return nodes
 
 
 def _read(path: Path) -> str | None:
+    """The file's text, or None if it is absent; a file over MAX_FILE_BYTES is an error."""
     try:
-        return path.read_text().strip()
+        with path.open("rb") as file:
+            data = file.read(MAX_FILE_BYTES + 1)
     except FileNotFoundError:
         return None
     except OSError as error:
         raise ProbeError(f"{path}: {error.strerror or error}") from error
+    if len(data) > MAX_FILE_BYTES:
+        raise ProbeError(f"{path}: more than {MAX_FILE_BYTES} bytes (the kernel writes a line)")
+    return data.decode("utf-8", errors="replace").strip()

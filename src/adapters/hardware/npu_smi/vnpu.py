@@ -4,24 +4,33 @@
 info-vnpu -i <card> -c <chip>` (the chip's totals, read once, and its vNPUs, read each time),
 `set -t create-vnpu ... -f <template> -v <id>` and `set -t destroy-vnpu ... -v <id>`.
 Create and destroy list first, so repeating either is a no-op rather than an npu-smi error.
+
+What npu-smi offers is vetted (domain/vnpu/vetting.py) before it is offered: a template or a
+chip's totals that make no good devices are left out and logged once, when first read; the
+other templates, and the whole chips, are still offered.
 """
 
+import logging
 import threading
+from collections.abc import Iterable
 from pathlib import Path
 
 from npu_dra.adapters.hardware.errors import ProbeError
+from npu_dra.adapters.hardware.npu_smi.lines import clipped
 from npu_dra.adapters.hardware.npu_smi.parse_vnpu import (
     ChipVnpus,
     parse_info_vnpu,
-    parse_templates,
+    read_templates,
 )
 from npu_dra.adapters.hardware.npu_smi.runner import Command, NpuSmiRunner, describe
 from npu_dra.domain.device import Device
-from npu_dra.domain.vnpu.instance import Vnpu
+from npu_dra.domain.vnpu.instance import Vnpu, id_range
 from npu_dra.domain.vnpu.templates import Template, VnpuOffer
+from npu_dra.domain.vnpu.vetting import vet_offer, vet_templates
 
 TEMPLATE_INFO: Command = ("info", "-t", "template-info")
 OK_STATUS = "OK"
+log = logging.getLogger(__name__)
 
 
 def info_vnpu(device: Device) -> Command:
@@ -38,6 +47,11 @@ def destroy_vnpu(device: Device, vnpu_id: int) -> Command:
     return ("set", "-t", "destroy-vnpu", *chip, "-v", str(vnpu_id))
 
 
+def _report(problems: Iterable[str]) -> None:
+    for problem in problems:
+        log.warning("vNPU offer: %s", problem)
+
+
 def status_ok(output: str) -> bool:
     """`\\tStatus : OK` in a set command's answer."""
     for line in output.splitlines():
@@ -52,21 +66,29 @@ class NpuSmiVnpuTable:
         self._runner = NpuSmiRunner(path=npu_smi)
         self._timeout = timeout
         self._templates: tuple[Template, ...] | None = None
-        self._totals: dict[tuple[int, int], dict[str, int]] = {}
+        self._offers: dict[tuple[int, int], VnpuOffer | None] = {}
         self._lock = threading.Lock()
 
     def vnpu_offer(self, *, device: Device) -> VnpuOffer | None:
+        """The chip's vetted offer, read once per chip: its totals and the templates that make
+        good devices on it; what was left out is logged once, here."""
         templates = self._known_templates()
         if not templates:
             return None
         key = (device.card_id, device.chip_id)
         with self._lock:
-            totals = self._totals.get(key)
-        if totals is None:
-            totals = self._info(device).totals
-            with self._lock:
-                totals = self._totals.setdefault(key, totals)
-        return VnpuOffer(totals, templates) if totals else None
+            if key in self._offers:
+                return self._offers[key]
+        ids = len(id_range(device.physical_id, chip_name=device.chip_name))
+        vetted = vet_offer(device.name, self._info(device).totals, templates, ids=ids)
+        with self._lock:
+            if key in self._offers:
+                return self._offers[key]
+            self._offers[key] = offer = (
+                vetted.offer if vetted.offer and vetted.offer.totals else None
+            )
+        _report(vetted.problems)
+        return offer
 
     def vnpus(self, *, device: Device) -> tuple[Vnpu, ...]:
         return self._info(device).vnpus
@@ -83,7 +105,8 @@ class NpuSmiVnpuTable:
                 )
         if existing.template != template:
             raise ProbeError(
-                f"vNPU {vnpu_id} on chip {device.name} is a {existing.template}, not a {template}"
+                f"vNPU {vnpu_id} on chip {device.name} is a {clipped(existing.template)}, "
+                f"not a {template}"
             )
         return existing
 
@@ -92,9 +115,15 @@ class NpuSmiVnpuTable:
             self._set(destroy_vnpu(device, vnpu_id))
 
     def _known_templates(self) -> tuple[Template, ...]:
+        """template-info's templates, read (and what was left out of them logged) once."""
         if self._templates is None:
-            text = self._runner.run(TEMPLATE_INFO, timeout=self._timeout)
-            self._templates = parse_templates(text)
+            reading = read_templates(self._runner.run(TEMPLATE_INFO, timeout=self._timeout))
+            vetted = vet_templates(reading.templates)
+            with self._lock:
+                if self._templates is not None:
+                    return self._templates
+                self._templates = vetted.templates
+            _report([*(f"{e}; left out" for e in reading.problems), *vetted.problems])
         return self._templates
 
     def _info(self, device: Device) -> ChipVnpus:
@@ -107,4 +136,4 @@ class NpuSmiVnpuTable:
         output = self._runner.run(command, timeout=self._timeout)
         if not status_ok(output):
             first = (output.strip() or "no output").splitlines()[0]
-            raise ProbeError(f"`{describe(command)}` failed: {first}")
+            raise ProbeError(f"`{describe(command)}` failed: {clipped(first)}")
