@@ -4,15 +4,21 @@
 NpuSmiProbe or `npu-dra discover --npu-smi`. Its manifest is re-read on every call, so a test can
 change what npu-smi answers while the code under test runs (`set_health`, `set_answer`), and
 `calls()` lists the invocations so tests can count them.
+
+`set_fault(prefix, ...)` makes every call whose arguments start with `prefix` fail, hang or print
+what the test says, vNPU commands included (the replay answers those from its live table, which
+`set_answer` cannot reach): from then on the launcher runs this file, which answers a matching
+call itself and hands any other to the replay.
 """
 
 import json
 import os
-from collections.abc import Iterable, Mapping
+import shlex
+import sys
+import time
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
-
-import yaml
 
 from npu_dra.adapters.hardware.npu_smi.replay import write_launcher
 
@@ -29,6 +35,8 @@ def scenario_names() -> list[str]:
 
 def load_scenario(name: str) -> dict[str, Any]:
     """The scenario manifest with every `file:` made absolute, ready to be copied elsewhere."""
+    import yaml  # here, not at the top: the launcher runs this file on every faulty call
+
     path = SCENARIOS / f"{name}.yaml"
     manifest: dict[str, Any] = yaml.safe_load(path.read_text())
     for entry in manifest["commands"]:
@@ -45,10 +53,11 @@ class FakeNpuSmi:
         self.log_path = directory / "calls.log"
         self.manifest: dict[str, Any] = dict(manifest)
         self._write()
-        env = {"FAKE_NPU_SMI_MANIFEST": str(self.manifest_path)}
-        self.path = write_launcher(
-            directory / "npu-smi", env={**env, "FAKE_NPU_SMI_LOG": str(self.log_path)}
-        )
+        self._env = {
+            "FAKE_NPU_SMI_MANIFEST": str(self.manifest_path),
+            "FAKE_NPU_SMI_LOG": str(self.log_path),
+        }
+        self.path = write_launcher(directory / "npu-smi", env=self._env)
 
     @classmethod
     def from_scenario(cls, name: str, directory: Path) -> "FakeNpuSmi":
@@ -74,6 +83,28 @@ class FakeNpuSmi:
         self.manifest["commands"] = [*entries, {**current, **answer, "args": wanted}]
         self._write()
 
+    def set_fault(
+        self,
+        prefix: Sequence[str],
+        *,
+        exit: int = 0,  # the manifest's word, as set_answer's
+        delay: float = 0.0,
+        stdout: str = "",
+        stderr: str = "",
+    ) -> None:
+        """From the next call on, any `npu-smi <prefix> ...` answers this instead: `exit=1`
+        fails, `delay=3600` hangs, `stdout=` prints garbage or odd numbers."""
+        fault = {"args": list(prefix), "exit": exit, "delay": delay}
+        fault |= {"stdout": stdout, "stderr": stderr}
+        kept = [f for f in self.manifest.get("faults", []) if f["args"] != list(prefix)]
+        self.manifest["faults"] = [*kept, fault]
+        self._write()
+        self._launch_through_faults()
+
+    def clear_faults(self) -> None:
+        self.manifest.pop("faults", None)
+        self._write()
+
     def set_delay(self, seconds: float) -> None:
         self.manifest["delay"] = seconds
         self._write()
@@ -82,6 +113,16 @@ class FakeNpuSmi:
         if not self.log_path.exists():
             return []
         return self.log_path.read_text().splitlines()
+
+    def _launch_through_faults(self) -> None:
+        """The launcher runs this file (which hands unmatched calls to the replay), replaced
+        atomically so a call running meanwhile finds the old script or the new one."""
+        exports = [f"export {k}={shlex.quote(v)}" for k, v in self._env.items()]
+        command = f'exec {shlex.quote(sys.executable)} {shlex.quote(__file__)} "$@"'
+        temporary = self.path.with_suffix(".tmp")
+        temporary.write_text("\n".join(["#!/bin/sh", *exports, command, ""]))
+        temporary.chmod(0o755)
+        os.replace(temporary, self.path)
 
     def _write(self) -> None:
         """Atomic replace: a concurrent npu-smi call reads the old or the new manifest.
@@ -119,3 +160,28 @@ def make_sysfs(
         device.mkdir(parents=True, exist_ok=True)
         (device / "numa_node").write_text(f"{node}\n")
     return directory
+
+
+def answer_or_replay(args: Sequence[str]) -> int:
+    """The launcher's entry once a fault is set: a call matching a fault gets it (and is logged,
+    as the replay logs its calls); any other call is the replay's."""
+    from npu_dra.adapters.hardware.npu_smi import replay
+
+    manifest = replay.load_manifest(Path(os.environ["FAKE_NPU_SMI_MANIFEST"]).read_text())
+    fault = next(
+        (f for f in manifest.get("faults", []) if list(args[: len(f["args"])]) == f["args"]),
+        None,
+    )
+    if fault is None:
+        return replay.main(list(args))
+    if log := os.environ.get("FAKE_NPU_SMI_LOG"):
+        with open(log, "a", encoding="utf-8") as file:
+            file.write(" ".join(args) + "\n")
+    time.sleep(float(fault["delay"]))
+    sys.stdout.write(str(fault["stdout"]))
+    sys.stderr.write(str(fault["stderr"]))
+    return int(fault["exit"])
+
+
+if __name__ == "__main__":
+    sys.exit(answer_or_replay(sys.argv[1:]))

@@ -1,9 +1,14 @@
 """A probe whose inventory also says which chips can be split, and how (`--vnpu=templates`).
 
 vNPUs are an optional capability: the inventory of a backend without it, or of a chip
-whose npu-smi answers that vNPUs are not supported, stays whole chips only.
+whose npu-smi answers that vNPUs are not supported, stays whole chips only. So does a chip whose
+vNPU answer cannot be read (npu-smi failing, hanging, printing what no parser reads): the chips
+after it are not asked in that probe, so a hung npu-smi costs one timeout per probe, not one per
+chip, and the node's whole chips are still published. Said once per change, in the log.
 """
 
+import logging
+import threading
 from pathlib import Path
 
 import attrs
@@ -11,7 +16,12 @@ import attrs
 from npu_dra.adapters.hardware.fake import FakeHardware
 from npu_dra.adapters.hardware.npu_smi.vnpu import NpuSmiVnpuTable
 from npu_dra.domain.device import NodeInventory
+from npu_dra.domain.errors import DomainError
+from npu_dra.domain.ids import DeviceName
 from npu_dra.domain.ports import HardwareProbe, VnpuTable
+from npu_dra.domain.vnpu.templates import VnpuOffer
+
+log = logging.getLogger(__name__)
 
 
 class VnpuProbe:
@@ -21,25 +31,50 @@ class VnpuProbe:
         self._probe = probe
         self._table = table
         self._counter_slices = counter_slices
+        self._said: str | None = None  # the unreadable answer last logged
+        self._lock = threading.Lock()
 
     def probe(self) -> NodeInventory:
         inventory = self._probe.probe()
-        vnpu_offer = {
-            d.name: s
-            for d in inventory.devices
-            if d.health.usable and (s := self._table.vnpu_offer(device=d)) is not None
-        }
-        return attrs.evolve(inventory, vnpu_offers=vnpu_offer, counter_slices=self._counter_slices)
+        offers: dict[DeviceName, VnpuOffer] = {}
+        problem = None
+        for device in (d for d in inventory.devices if d.health.usable):
+            try:
+                offer = self._table.vnpu_offer(device=device)
+            except DomainError as error:
+                problem = f"{device.name}: {error}"
+                break
+            if offer is not None:
+                offers[device.name] = offer
+        self._say(problem)
+        return attrs.evolve(inventory, vnpu_offers=offers, counter_slices=self._counter_slices)
+
+    def _say(self, problem: str | None) -> None:
+        with self._lock:
+            if problem == self._said:
+                return
+            was, self._said = self._said, problem
+        if problem is not None:
+            log.warning(
+                "cannot read the vNPU offer of %s; it and the chips after it publish as whole "
+                "chips until a later probe reads them",
+                problem,
+            )
+        elif was is not None:
+            log.info("vNPU offers read again: every chip that offers vNPUs publishes them")
 
 
-def vnpu_table_for(mode: str, kind: str, probe: HardwareProbe, npu_smi: Path) -> VnpuTable | None:
-    """The backend's vNPU capability, when `--vnpu` asks for it and it has one."""
+def vnpu_table_for(
+    mode: str, kind: str, probe: HardwareProbe, npu_smi: Path, *, timeout: float = 10.0
+) -> VnpuTable | None:
+    """The backend's vNPU capability, when `--vnpu` asks for it and it has one; npu-smi's
+    vNPU commands wait `timeout` seconds at most (--probe-timeout)."""
     if mode != "templates":
         return None
     if isinstance(probe, FakeHardware):
         return probe.vnpu_table()
     if kind == "npu_smi":
-        return NpuSmiVnpuTable(npu_smi=npu_smi)
+        return NpuSmiVnpuTable(npu_smi=npu_smi, timeout=timeout)
     return None
 
 

@@ -4,9 +4,12 @@ kubelet's order, stop cleanly.
 Start order is a contract with the kubelet: state is repaired before anything is served (a
 prepare must never see a CDI spec the checkpoint does not back), the DRA socket serves, and only
 then does the registration socket appear, so the kubelet never finds an endpoint that does not
-answer. Nothing on that path needs the API server: checkpointed claims are prepared and
-unprepared from the checkpoint alone, so a plugin restarted during an API outage serves at once,
-and the pool is published in the background, retried until the API server answers. Shutdown
+answer. Nothing on that path needs the API server or npu-smi: checkpointed claims are prepared and
+unprepared from the checkpoint alone, so a plugin restarted during an API outage, or on hardware
+that fails, hangs or answers garbage, serves at once; the pool is published in the background,
+retried until the API server answers, and what needs the hardware (specs recomputed, vNPUs
+brought in step) runs in the background too, with back-off (app/services/hardware_reconcile.py).
+Only a missing CDI spec waits for the first probe, once, bounded by --probe-timeout. Shutdown
 runs the other way: the registration socket goes first. A damaged checkpoint stops the start
 with the file's name and is left as it is.
 """
@@ -19,6 +22,8 @@ from typing import TYPE_CHECKING
 from npu_dra.app.container import Container, container_for
 from npu_dra.app.heap import freeze_startup_heap
 from npu_dra.app.options import Settings
+from npu_dra.app.services.hardware_reconcile import HardwareReconcile
+from npu_dra.app.services.restart_repair import log_report
 from npu_dra.domain.errors import DomainError, StateError
 
 if TYPE_CHECKING:
@@ -51,6 +56,7 @@ class KubeletPlugin:
     def __init__(self, container: Container) -> None:
         self._container = container
         self._node = container.node
+        self._reconcile: HardwareReconcile | None = None
 
     def start(self) -> None:
         self._node.inventory().prefetch()  # a no-op when build_container started it
@@ -67,6 +73,13 @@ class KubeletPlugin:
             raise StartupError(f"cannot serve: {error}") from error
         if liveness is not None:
             log.info("liveness on port %d", liveness.port)
+        self._reconcile = HardwareReconcile(
+            attempt=self._node.preparer().repair_hardware,
+            what="vNPU reconcile" if self._node.vnpu_table() is not None else "CDI spec check",
+            node=self._node.node_name(),
+            events=self._node.event_sink(),
+        )
+        self._reconcile.start()
 
     def serve(self, stop: threading.Event) -> None:
         """Until `stop` is set; a socket file someone deleted is listened on again. Nothing
@@ -112,29 +125,23 @@ class KubeletPlugin:
         # The node's servers and publishing first (the registration socket goes before the DRA
         # socket it announces, so the kubelet stops sending work before we stop serving); then
         # what they used, the API client.
+        if self._reconcile is not None:
+            self._reconcile.stop()
         self._container.node.container.shutdown_resources()
         self._container.shutdown_resources()
         log.info("kubelet plugin stopped")
 
     def _restore(self) -> None:
+        """The repair that needs no hardware (restart_repair.before_serving)."""
         try:
-            report = self._node.preparer().repair()
+            report = self._node.preparer().repair_state()
         except StateError as error:
             raise StartupError(
                 f"{error}; nothing was overwritten: repair or move it aside"
             ) from error
         except (DomainError, ValueError) as error:
             raise StartupError(str(error)) from error
-        if report.temp_files:
-            log.info("restart repair: removed temp files %s", list(report.temp_files))
-        for problem in report.unrepairable:
-            log.error("restart repair: %s", problem)
-        if report.rewritten or report.removed:
-            log.info(
-                "restart repair: rewrote CDI specs of %s, removed %s",
-                list(report.rewritten),
-                list(report.removed),
-            )
+        log_report(report, "restart repair:")
 
 
 def run(settings: Settings, stop: threading.Event) -> int:

@@ -4,6 +4,9 @@ The checkpoint is the record; a claim's CDI spec is derived from it. Computing t
 recorded claim is deterministic and free of side effects, so a spec that is missing, damaged or
 stale (the CDI directory is often tmpfs, empty after a reboot) is recomputed and rewritten rather
 than trusted. Only a spec that differs from the recomputed one is written.
+
+Recomputing needs the node's inventory (the hardware's answer); finding which specs are missing
+does not, so a start whose specs are all there serves before the hardware has answered.
 """
 
 import logging
@@ -34,8 +37,16 @@ class ClaimSpecs:
 
     def ensure(self, claim: PreparedClaim) -> None:
         """Recreate the spec of a recorded claim if it is missing or unreadable."""
-        if claim.devices and self._missing(claim.ref.uid):
+        if self.lost(claim):
             self.rewrite(claim)
+
+    def lost(self, claim: PreparedClaim) -> bool:
+        """Whether a recorded claim's spec is missing or unreadable (no hardware asked)."""
+        return bool(claim.devices) and self._missing(claim.ref.uid)
+
+    def missing(self, checkpoint: Checkpoint) -> tuple[ClaimUID, ...]:
+        """The checkpointed claims whose spec is lost."""
+        return tuple(uid for uid, claim in sorted(checkpoint.claims.items()) if self.lost(claim))
 
     def rewrite_all(self, checkpoint: Checkpoint) -> tuple[tuple[ClaimUID, ...], tuple[str, ...]]:
         """Bring every checkpointed claim's spec in step: the UIDs rewritten, and one problem

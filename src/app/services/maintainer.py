@@ -5,7 +5,10 @@ deleted by someone else.
 Publishing never blocks serving: the plugin serves both sockets from its checkpoint while this
 worker publishes in the background. A publish that fails (the API server is down) is tried
 again every `retry_s` until one succeeds, so the pool is back within about a second of the API
-server coming back, and a restart during an outage never crash-loops.
+server coming back, and a restart during an outage never crash-loops. Where the hardware gives
+no inventory to publish (npu-smi failing or hung: each probe costs up to --probe-timeout), the
+tries back off instead, doubling up to `hardware_retry_max_s`. A failure is logged when it
+first happens and when it changes, not on every try.
 
 One worker thread does every publish, so probes and syncs never overlap; wake-ups that arrive
 while it works are merged into one more sync.
@@ -28,6 +31,7 @@ from npu_dra.domain.ports import SliceWatcher
 log = logging.getLogger(__name__)
 
 RETRY_S = 0.5
+HARDWARE_RETRY_MAX_S = 60.0
 STOP_WAIT_S = 2.0  # a publish stuck on a dead API server is not waited for (daemon thread)
 
 
@@ -39,6 +43,7 @@ class PoolMaintainer:
         publisher: PoolPublisher,
         interval_s: float,
         retry_s: float = RETRY_S,
+        hardware_retry_max_s: float = HARDWARE_RETRY_MAX_S,
         metrics: PluginMetrics | None = None,
         backend: str = "",
         events: EventSink | None = None,
@@ -47,6 +52,9 @@ class PoolMaintainer:
         self._publisher = publisher
         self._interval = interval_s
         self._retry = retry_s
+        self._hardware_retry_max = hardware_retry_max_s
+        self._hardware_retry = retry_s  # the next wait after a probe failed (doubles)
+        self._said: str | None = None  # the failure last logged
         self._metrics = metrics
         self._backend = backend  # the probe's, as metrics label it
         self._events = events  # a Node Event per device whose health changed
@@ -76,28 +84,48 @@ class PoolMaintainer:
     def _run(self) -> None:
         due = True  # the first publish
         while not self._stop.is_set():
+            wait = self._interval
             if due:
-                due = not self._publish()
-            woken = self._wake.wait(self._retry if due else self._interval)
+                retry_in = self._publish()
+                due, wait = retry_in is not None, retry_in or self._interval
+            woken = self._wake.wait(wait)
             if self._stop.is_set():
                 return
             self._wake.clear()
             due = due or woken or self._inventory_changed()
 
-    def _publish(self) -> bool:
+    def _publish(self) -> float | None:
+        """Publish once; None when done, else the seconds until the next try."""
+        try:
+            self._inventory.current()  # apart, so a hardware failure backs off
+        except DomainError as error:
+            retry_in = self._hardware_retry
+            self._hardware_retry = min(retry_in * 2, self._hardware_retry_max)
+            return self._failed(f"no inventory to publish: {error}", retry_in)
+        self._hardware_retry = self._retry
         try:
             self._publisher.publish(refresh=False)
         except DomainError as error:  # keep serving; try again soon
-            log.error("publishing the pool failed, retrying in %.1fs: %s", self._retry, error)
-            self._count_publish(ok=False)
-            return False
+            return self._failed(f"publishing the pool failed: {error}", self._retry)
         except Exception:  # a bug must not end the worker: the pool would never come back
             log.exception("publishing the pool failed, retrying in %.1fs", self._retry)
             self._count_publish(ok=False)
-            return False
+            return self._retry
+        if self._said is not None:
+            log.info("published the pool again after: %s", self._said)
+            self._said = None
         self._published.set()
         self._count_publish(ok=True)
-        return True
+        return None
+
+    def _failed(self, what: str, retry_in: float) -> float:
+        if what != self._said:
+            log.error("%s; retrying until it works, first in %.1fs", what, retry_in)
+            self._said = what
+        else:
+            log.debug("%s; retrying in %.1fs", what, retry_in)
+        self._count_publish(ok=False)
+        return retry_in
 
     def _count_publish(self, *, ok: bool) -> None:
         if self._metrics is not None:

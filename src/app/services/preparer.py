@@ -9,9 +9,9 @@ Contracts:
 - Durable before acknowledged: the checkpoint lives in memory and is saved by group commit (see
   group_commit): a call answers only once a save holding its changes has returned, and calls
   running at once share one save. The checkpoint is the record: CDI specs are written atomically
-  (readers never see half a spec) but not flushed one by one, because `repair()` checks every
-  checkpointed claim's spec at start, before anything is served, and rewrites a lost or damaged
-  one (see claim_specs; the CDI directory is often tmpfs and empty after a reboot anyway). If a
+  (readers never see half a spec) but not flushed one by one, because the start-up repair checks
+  every checkpointed claim's spec before anything is served, and rewrites a lost or damaged one
+  (restart_repair, claim_specs; the CDI directory is often tmpfs, empty after a reboot). If a
   save fails, the in-memory checkpoint is rolled back to the last one saved and the calls whose
   changes it held get the error; a prepare then removes the spec it wrote.
 - A claim already in the checkpoint is answered from it, without any API call: during an API
@@ -22,14 +22,14 @@ Contracts:
   (see inflight): a prepare the kubelet gave up on never leaves a claim prepared behind it.
 - A UID is only ever answered for the namespace/name it was prepared under: a call that names a
   known UID with another identity gets an error and changes nothing.
+- No hardware probe runs under the state lock: idempotent prepares and unprepares use the known
+  inventory (or fail at once, saying what the hardware said, where a spec or a vNPU needs one
+  before it answered); a new claim's prepare asks for the first inventory before the lock.
 """
 
 import logging
 import time
-from collections.abc import Sequence
-from typing import Protocol, runtime_checkable
-
-import attrs
+from collections.abc import Mapping, Sequence
 
 from npu_dra.app.services.call_log import CallLog
 from npu_dra.app.services.claim_fetch import Fetched, ReadWorkers, fetch_claims
@@ -37,6 +37,7 @@ from npu_dra.app.services.claim_specs import ClaimSpecs
 from npu_dra.app.services.group_commit import GroupCommit
 from npu_dra.app.services.inflight import InFlight, PendingPrepare
 from npu_dra.app.services.inventory import InventoryCache
+from npu_dra.app.services.restart_repair import RepairReport, StartupRepair
 from npu_dra.app.services.vnpu import VnpuService
 from npu_dra.domain.checkpoint import Checkpoint, PreparedClaim
 from npu_dra.domain.claims import ClaimRef, ResourceClaim
@@ -50,23 +51,6 @@ log = logging.getLogger(__name__)
 
 FETCH_DEADLINE_S = 20.0  # the kubelet's NodePrepareResources timeout is 45 s
 FETCH_WORKERS = 16
-
-
-@runtime_checkable
-class LeavesTempFiles(Protocol):
-    """A file store whose writes a crash can interrupt, leaving temp files behind."""
-
-    def remove_temp_files(self) -> tuple[str, ...]:
-        """Remove them (only at start, when no write of ours is in flight); their names."""
-        ...
-
-
-@attrs.frozen
-class RepairReport:
-    rewritten: tuple[ClaimUID, ...]
-    removed: tuple[ClaimUID, ...]
-    unrepairable: tuple[str, ...]
-    temp_files: tuple[str, ...] = ()
 
 
 class ClaimPreparer:
@@ -89,8 +73,7 @@ class ClaimPreparer:
         self._inventory = inventory
         self._driver = driver
         self._profile = profile
-        self._fetch_deadline = fetch_deadline_s
-        self._fetch_workers = fetch_workers
+        self._fetch_deadline, self._fetch_workers = fetch_deadline_s, fetch_workers
         self._readers = ReadWorkers()
         self._state = GroupCommit(
             lambda checkpoint: checkpoints.save(checkpoint=checkpoint), Checkpoint()
@@ -101,6 +84,16 @@ class ClaimPreparer:
         self._calls = CallLog(log)
         self._vnpus = vnpus  # claims allocated vNPU devices go through it (app/services/vnpu)
         self._specs = ClaimSpecs(cdi=cdi, context=self._context, vnpus=vnpus)
+        self._repairs = StartupRepair(
+            lock=self._lock,
+            current=self._checkpoint,
+            reload=self._reload,
+            cdi=cdi,
+            stores=(checkpoints, cdi),
+            specs=self._specs,
+            inventory=inventory,
+            vnpus=vnpus,
+        )
 
     def prepare(self, refs: Sequence[ClaimRef]) -> dict[ClaimUID, ClaimOutcome]:
         began = time.monotonic()
@@ -109,6 +102,7 @@ class ClaimPreparer:
             pending = self._in_flight.open(ref.uid for ref in refs)
         try:
             fresh = [ref for ref in refs if ref.uid not in known]
+            self._inventory_for(refs, known)
             fetched = fetch_claims(
                 fresh,
                 lambda ref: self._cluster.get_claim(ref=ref),
@@ -156,26 +150,16 @@ class ClaimPreparer:
             return self._checkpoint()
 
     def repair(self) -> RepairReport:
-        """At start: remove temp files a crash left, recreate missing or damaged CDI specs of
-        checkpointed claims (the CDI dir may be tmpfs) and remove specs of claims the checkpoint
-        does not hold."""
-        with self._lock:
-            temp_files = tuple(
-                name
-                for store in (self._checkpoints, self._cdi)
-                if isinstance(store, LeavesTempFiles)
-                for name in store.remove_temp_files()
-            )
-            self._loaded = False
-            checkpoint = self._checkpoint()
-            rewritten, unrepairable = self._specs.rewrite_all(checkpoint)
-            if self._vnpus is not None:
-                unrepairable += self._vnpus.reconcile(checkpoint, self._inventory.current())
-            removed = tuple(sorted(self._cdi.claim_uids() - set(checkpoint.claims)))
-            for uid in removed:
-                self._cdi.remove(uid=uid)
-                log.info("removed CDI spec of claim %s: not in the checkpoint", uid)
-            return RepairReport(rewritten, removed, unrepairable, temp_files)
+        """All of the start-up repair at once (restart_repair), hardware included."""
+        return self._repairs.everything()
+
+    def repair_state(self) -> RepairReport:
+        """Before serving: waits for the hardware only where a checkpointed spec is missing."""
+        return self._repairs.before_serving()
+
+    def repair_hardware(self) -> RepairReport:
+        """After serving has started: what needs the hardware (`waiting` says what it lacked)."""
+        return self._repairs.with_hardware()
 
     def _checkpoint(self) -> Checkpoint:
         """The current checkpoint (holding the lock), read from the store on first use only:
@@ -184,6 +168,11 @@ class ClaimPreparer:
             self._state.reset(self._checkpoints.load())
             self._loaded = True
         return self._state.current
+
+    def _reload(self) -> Checkpoint:
+        """The checkpoint read again from the store (holding the lock; at start only)."""
+        self._loaded = False
+        return self._checkpoint()
 
     def _commit(
         self, refs: Sequence[ClaimRef], fetched: dict[ClaimUID, Fetched], pending: PendingPrepare
@@ -219,7 +208,7 @@ class ClaimPreparer:
                 try:
                     self._cdi.remove(uid=uid)
                     if self._vnpus is not None:
-                        self._vnpus.release(staged.claims[uid], self._inventory.current())
+                        self._vnpus.release(staged.claims[uid], self._inventory.known_or_error())
                 except DomainError as failure:
                     log.warning("cannot undo the prepare of claim %s: %s", uid, failure)
         return {
@@ -263,8 +252,9 @@ class ClaimPreparer:
             return checkpoint, _other_identity(ref, recorded)
         try:
             self._cdi.remove(uid=ref.uid)
-            if recorded is not None and self._vnpus is not None:
-                self._vnpus.release(recorded, self._inventory.current())  # before the record goes
+            if recorded is not None and self._vnpus and self._vnpus.holds_vnpus(recorded):
+                # before the record goes; the known inventory: no probe under the lock
+                self._vnpus.release(recorded, self._inventory.known_or_error())
         except DomainError as error:
             log.warning("unprepare %s failed: %s", ref, error)
             return checkpoint, f"claim {ref}: {error}"
@@ -273,8 +263,20 @@ class ClaimPreparer:
         log.debug("unprepared %s", ref)
         return checkpoint.without(ref.uid), None
 
+    def _inventory_for(
+        self, refs: Sequence[ClaimRef], known: Mapping[ClaimUID, PreparedClaim]
+    ) -> None:
+        """Outside the lock, where no inventory is known yet: a new claim gets a probe; a
+        checkpointed claim whose spec is lost waits for the first probe (never starts another)."""
+        if self._inventory.known() is not None:
+            return
+        if any(ref.uid not in known for ref in refs):
+            self._inventory.probed_once()
+        elif any(self._specs.lost(known[ref.uid]) for ref in refs):
+            self._inventory.settled()
+
     def _context(self) -> NodeContext:
-        inventory = self._inventory.current()
+        inventory = self._inventory.known_or_error()
         return NodeContext(self._driver, PoolName(inventory.node), inventory, self._profile)
 
     def _plan(self, claim: ResourceClaim, checkpoint: Checkpoint) -> PreparePlan:

@@ -51,12 +51,18 @@ class VnpuLayoutProbe:
         )
         self._lock = threading.Lock()
         self._said_waiting = False
+        self._vnpu_probe: VnpuProbe | None = None  # one, once decided: it logs once per change
 
     def probe(self) -> NodeInventory:
         layout = self._decided()
         if layout in (None, _UNDECIDED):
             return self._probe.probe()
-        return VnpuProbe(self._probe, self._table, counter_slices=layout == "apart").probe()
+        with self._lock:
+            if self._vnpu_probe is None:
+                apart = layout == "apart"
+                self._vnpu_probe = VnpuProbe(self._probe, self._table, counter_slices=apart)
+            vnpu_probe = self._vnpu_probe
+        return vnpu_probe.probe()
 
     def _decided(self) -> str | None:
         with self._lock:

@@ -104,10 +104,17 @@ def nvidia_host(settings: Settings) -> "NvidiaHostPaths":
 
 
 def vnpu_table(settings: Settings, probe: HardwareProbe) -> "VnpuTable | None":
-    """The backend's vNPU capability when `--vnpu=templates` asks for it."""
+    """The backend's vNPU capability when `--vnpu=templates` asks for it; its npu-smi commands
+    are bounded by `--probe-timeout`, as the probe's are."""
     from npu_dra.adapters.hardware.vnpu_probe import vnpu_table_for
 
-    return vnpu_table_for(settings.vnpu, settings.hardware.kind, probe, settings.npu_smi_path)
+    return vnpu_table_for(
+        settings.vnpu,
+        settings.hardware.kind,
+        probe,
+        settings.npu_smi_path,
+        timeout=settings.probe_timeout,
+    )
 
 
 def vnpu_layout_probe(

@@ -234,10 +234,13 @@ def test_a_crash_while_unpreparing_is_finished_by_the_retry(node: Node, when: st
     assert node.recorded().claims == {}
 
 
-def test_restart_destroys_a_vnpu_no_claim_holds(node: Node) -> None:
+def test_restart_reports_a_vnpu_no_claim_holds_and_keeps_it(node: Node) -> None:
+    """#24: a vNPU the plugin did not create (an earlier install's, or made by hand, maybe in
+    use by a running container) is reported, never destroyed."""
     node.table.create(device=node.chip0(), template="vir10_3c_32g", vnpu_id=107)
     report = node.start().repair()
-    assert node.vnpu_ids() == []
+    assert node.vnpu_ids() == [107]
+    assert report.foreign == ("vNPU 107 (vir10_3c_32g) on npu-0",)
     assert report.unrepairable == ()
 
 

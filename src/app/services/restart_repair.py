@@ -1,0 +1,175 @@
+"""Brings a node's prepared state back in step after a restart, in two parts.
+
+Before serving, nothing here waits for the hardware: temp files a crash left go, the checkpoint
+is read, CDI specs no checkpointed claim backs go. Checkpointed claims whose specs are all there
+are served from the checkpoint at once, whatever npu-smi does; only where a spec is missing or
+unreadable (the CDI dir is often tmpfs) is the first probe waited for, once, bounded by the
+probe timeout, so that spec is rewritten before it is served.
+
+What needs the hardware (recomputing every spec from the inventory, and bringing the chips'
+vNPUs in step with the records) runs after serving has started, in the background
+(app/services/hardware_reconcile.py), and says what it waits for when the hardware does not
+answer. It reads the hardware outside the state lock; only the writes take it.
+"""
+
+import logging
+import threading
+from collections.abc import Callable, Iterable, Sequence
+from typing import Protocol, TypeVar, runtime_checkable
+
+import attrs
+
+from npu_dra.app.services.claim_specs import ClaimSpecs
+from npu_dra.app.services.inventory import InventoryCache
+from npu_dra.app.services.vnpu import VnpuService
+from npu_dra.domain.checkpoint import Checkpoint
+from npu_dra.domain.errors import DomainError
+from npu_dra.domain.ids import ClaimUID
+from npu_dra.domain.ports import CdiStore
+
+log = logging.getLogger(__name__)
+T = TypeVar("T")
+
+
+@runtime_checkable
+class LeavesTempFiles(Protocol):
+    """A file store whose writes a crash can interrupt, leaving temp files behind."""
+
+    def remove_temp_files(self) -> tuple[str, ...]:
+        """Remove them (only at start, when no write of ours is in flight); their names."""
+        ...
+
+
+@attrs.frozen
+class RepairReport:
+    rewritten: tuple[ClaimUID, ...] = ()
+    removed: tuple[ClaimUID, ...] = ()
+    unrepairable: tuple[str, ...] = ()
+    temp_files: tuple[str, ...] = ()
+    foreign: tuple[str, ...] = ()  # vNPUs no record names: reported, left as they are
+    waiting: str | None = None  # why the part that needs the hardware has not (all) run
+
+    def then(self, later: "RepairReport") -> "RepairReport":
+        """This report, followed by a later part's (which says what still waits)."""
+        return RepairReport(
+            _unique(self.rewritten, later.rewritten),
+            _unique(self.removed, later.removed),
+            _unique(self.unrepairable, later.unrepairable),
+            _unique(self.temp_files, later.temp_files),
+            _unique(self.foreign, later.foreign),
+            later.waiting,
+        )
+
+
+class StartupRepair:
+    """The preparer's repairs; `lock` is its state lock, `current` and `reload` its checkpoint
+    (the one in memory, or read again from the store), both called holding the lock."""
+
+    def __init__(
+        self,
+        *,
+        lock: threading.Lock,
+        current: Callable[[], Checkpoint],
+        reload: Callable[[], Checkpoint],
+        cdi: CdiStore,
+        stores: Sequence[object],
+        specs: ClaimSpecs,
+        inventory: InventoryCache,
+        vnpus: VnpuService | None,
+    ) -> None:
+        self._lock = lock
+        self._current = current
+        self._reload = reload
+        self._cdi = cdi
+        self._stores = stores
+        self._specs = specs
+        self._inventory = inventory
+        self._vnpus = vnpus
+
+    def everything(self) -> RepairReport:
+        """Both parts, one after the other (the hardware asked as `with_hardware` asks)."""
+        with self._lock:
+            temp_files, removed, _ = self._files()
+        return RepairReport(removed=removed, temp_files=temp_files).then(self.with_hardware())
+
+    def before_serving(self) -> RepairReport:
+        with self._lock:
+            temp_files, removed, checkpoint = self._files()
+            missing = self._specs.missing(checkpoint)
+        # The first probe is waited for only where the checkpoint alone cannot serve a claim.
+        inventory = self._inventory.settled() if missing else self._inventory.known()
+        if inventory is None:
+            waiting = self._waiting()
+            unrepairable = tuple(
+                f"claim {checkpoint.claims[uid].ref}: its CDI spec is missing and is rewritten "
+                f"once the hardware answers ({waiting})"
+                for uid in missing
+            )
+            return RepairReport((), removed, unrepairable, temp_files, waiting=waiting)
+        with self._lock:
+            rewritten, unrepairable = self._specs.rewrite_all(self._current())
+        return RepairReport(rewritten, removed, unrepairable, temp_files)
+
+    def with_hardware(self) -> RepairReport:
+        """Every spec recomputed, the chips' vNPUs brought in step with the records; `waiting`
+        says what the hardware did not answer (nothing else is changed then)."""
+        try:
+            inventory = self._inventory.current()  # outside the lock: it may probe
+        except DomainError as error:
+            return RepairReport(waiting=f"no inventory: {error}")
+        with self._lock:
+            snapshot = self._current()
+            rewritten, unrepairable = self._specs.rewrite_all(snapshot)
+        if self._vnpus is None:
+            return RepairReport(rewritten, unrepairable=unrepairable)
+        survey = self._vnpus.survey(snapshot, inventory)  # outside the lock: npu-smi per chip
+        with self._lock:
+            done = self._vnpus.restore(survey, self._current(), inventory)
+        return RepairReport(
+            rewritten,
+            unrepairable=unrepairable + done.problems,
+            foreign=done.foreign,
+            waiting=survey.unlisted,
+        )
+
+    def _files(self) -> tuple[tuple[str, ...], tuple[ClaimUID, ...], Checkpoint]:
+        """Temp files removed, the checkpoint read, orphan specs removed (holding the lock)."""
+        temp_files = tuple(
+            name
+            for store in self._stores
+            if isinstance(store, LeavesTempFiles)
+            for name in store.remove_temp_files()
+        )
+        checkpoint = self._reload()
+        removed = tuple(sorted(self._cdi.claim_uids() - set(checkpoint.claims)))
+        for uid in removed:
+            self._cdi.remove(uid=uid)
+            log.info("removed CDI spec of claim %s: not in the checkpoint", uid)
+        return temp_files, removed, checkpoint
+
+    def _waiting(self) -> str:
+        problem = self._inventory.problem
+        return f"no inventory: {problem}" if problem else "no inventory yet"
+
+
+def log_report(report: RepairReport, prefix: str) -> None:
+    """What a repair did and found, one line each (the caller logs what it waits for)."""
+    if report.temp_files:
+        log.info("%s removed temp files %s", prefix, list(report.temp_files))
+    for problem in report.unrepairable:
+        log.error("%s %s", prefix, problem)
+    for vnpu in report.foreign:
+        log.warning(
+            "%s %s: no prepared claim holds it (an earlier install's, an operator's, or one a "
+            "running container uses); left as it is, never destroyed",
+            prefix, vnpu,
+        )  # fmt: skip
+    if report.rewritten or report.removed:
+        log.info(
+            "%s rewrote CDI specs of %s, removed %s",
+            prefix, list(report.rewritten), list(report.removed),
+        )  # fmt: skip
+
+
+def _unique(first: Iterable[T], second: Iterable[T]) -> tuple[T, ...]:
+    return tuple(dict.fromkeys([*first, *second]))
