@@ -48,6 +48,7 @@ from npu_dra.app.wiring.node import (
     checkpoint_file,
     checkpoint_memory,
     metered,
+    node_profile,
     prometheus_metrics,
     served_metrics,
     static_cdi_files,
@@ -57,7 +58,6 @@ from npu_dra.app.wiring.node import (
 from npu_dra.app.wiring.simulate import selector_evaluator
 from npu_dra.domain.ids import DriverName, NodeName
 from npu_dra.domain.ports import ClusterApi, DeviceTaintSupport, EventRecorder
-from npu_dra.domain.profile import profile_named
 
 if TYPE_CHECKING:
     from npu_dra.adapters.metrics.prometheus import PrometheusMetrics
@@ -69,7 +69,11 @@ class NodeContainer(containers.DeclarativeContainer):
     taint_support: providers.Dependency[DeviceTaintSupport] = providers.Dependency(default=cluster)
     event_recorder: providers.Dependency[EventRecorder] = providers.Dependency(default=cluster)
 
-    profile = providers.Callable(profile_named, settings.provided.device_profile)
+    profile = providers.Callable(
+        node_profile,
+        settings.provided.device_profile,
+        settings.provided.runtime_visible_devices,
+    )
     driver = providers.Callable(DriverName, settings.provided.driver_name)
     node_name = providers.Callable(NodeName, settings.provided.node_name)
     # The plugins' Prometheus series (the root's, where a root builds this node; the probe and

@@ -132,10 +132,12 @@ def device_edits(device: Device, *, host: HostFiles, profile: DeviceProfile) -> 
     return ContainerEdits(device_nodes=(device_node(device, host=host, profile=profile),))
 
 
-def visible_devices_env(devices: Iterable[Device], *, profile: DeviceProfile) -> str:
-    """`ASCEND_VISIBLE_DEVICES=0,3` (physical ids), `NVIDIA_VISIBLE_DEVICES=GPU-...` (uuids)."""
+def visible_devices_env(devices: Iterable[Device], *, profile: DeviceProfile) -> tuple[str, ...]:
+    """`ASCEND_VISIBLE_DEVICES=3,4` (physical ids, ascending: the order the container numbers
+    them), with `ASCEND_RT_VISIBLE_DEVICES=0,1` where the profile's runtime ids ask for it
+    (domain/profile.py says why); `NVIDIA_VISIBLE_DEVICES=GPU-...` (uuids)."""
     ordered = sorted({d.physical_id: d for d in devices}.values(), key=lambda d: d.physical_id)
-    return f"{profile.visible_devices_env}={','.join(profile.visible_id(d) for d in ordered)}"
+    return profile.visible_env([profile.visible_id(d) for d in ordered])
 
 
 def runtime_edits(
@@ -174,7 +176,7 @@ def claim_cdi_spec(
     """Per device its own node; the shared nodes, mounts and env (visible devices too) once."""
     ordered = sorted({d.name: d for d in devices}.values(), key=lambda d: d.physical_id)
     shared = runtime_edits(ordered, host=host, profile=profile)
-    common = attrs.evolve(shared, env=(visible_devices_env(ordered, profile=profile), *shared.env))
+    common = attrs.evolve(shared, env=(*visible_devices_env(ordered, profile=profile), *shared.env))
     cdi_devices = tuple(
         CdiDevice(cdi_device_name(uid, d.name), device_edits(d, host=host, profile=profile))
         for d in ordered

@@ -96,7 +96,7 @@ def container_allocation(
         shared = runtime_edits(chosen, host=host, profile=profile)
     except PrepareError as error:
         raise MissingHostFiles(str(error)) from error
-    env = (visible_devices_env(chosen, profile=profile), *shared.env)
+    env = (*visible_devices_env(chosen, profile=profile), *shared.env)
     return ContainerAllocation(
         envs=tuple((k, v) for k, _, v in (e.partition("=") for e in env)),
         device_nodes=(

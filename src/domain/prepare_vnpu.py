@@ -5,7 +5,8 @@ The id of a claim's vNPU is chosen here, before anything exists, so it can be re
 `taken` holds every id the checkpoint or the hardware already uses, so no two claims (and no
 two devices of one claim) ever share one. A vNPU's node is `/dev/vdavinci<id>` on the host and
 `/dev/davinci<id>` in the container, where CANN looks for it (as Ascend Docker Runtime mounts
-it); the chip's shared nodes, driver files and `ASCEND_VISIBLE_DEVICES=<id>` come with it.
+it); the chip's shared nodes, driver files and `ASCEND_VISIBLE_DEVICES=<id>` come with it
+(and the runtime ids the profile asks for: domain/profile.py).
 """
 
 from collections.abc import Mapping, Sequence
@@ -138,8 +139,8 @@ def vnpu_cdi_spec(uid: ClaimUID, handed: Sequence[Handed], node: NodeContext) ->
     host, profile = node.inventory.host, node.profile
     ordered = sorted(handed, key=lambda h: h.visible_id)
     shared = runtime_edits([h.chip for h in ordered], host=host, profile=profile)
-    visible = ",".join(str(h.visible_id) for h in ordered)
-    common = attrs.evolve(shared, env=(f"{profile.visible_devices_env}={visible}", *shared.env))
+    visible = profile.visible_env([str(h.visible_id) for h in ordered])
+    common = attrs.evolve(shared, env=(*visible, *shared.env))
     devices = tuple(CdiDevice(cdi_device_name(uid, h.name), _edits(h, node)) for h in ordered)
     spec = CdiSpec(cdi_kind(node.driver, profile), devices, common)
     return attrs.evolve(spec, version=minimum_version(spec))

@@ -5,11 +5,12 @@ they publish, each device's node and the shared device nodes containers need (pe
 with the ones a node cannot work without), the env var that tells the vendor runtime which
 devices it sees, env that goes with mounted driver files, the classic resource prefix and the
 real `--hardware` backend that finds its devices (the one rule both the options and the hardware
-adapter check a backend against). The rest of the domain reads devices only through a profile, so
+adapter check a backend against), and which runtime ids a container's devices get
+(`RUNTIME_IDS`, below). The rest of the domain reads devices only through a profile, so
 a new vendor adds a profile (and a hardware adapter), not new code paths.
 """
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 
 import attrs
 
@@ -18,6 +19,31 @@ from npu_dra.domain.device import Device
 from npu_dra.domain.quantity import Quantity
 
 PCI_BUS_ID = "resource.kubernetes.io/pciBusID"  # the standard attribute, any vendor
+
+# Which ids an Ascend container's software sees, for a container whose /dev/davinci<N> nodes
+# come from our CDI spec (the host's N, never renumbered in /dev):
+# - ASCEND_VISIBLE_DEVICES holds host physical ids (vNPU ids for vNPUs): the Ascend Docker
+#   Runtime's input (mind-cluster component/ascend-docker-runtime; ascend-facts B.3/B.4, which
+#   Huawei's device plugin sets the same way). Where that runtime is in play it mounts the same
+#   /dev/davinci<N> our spec does. We set it always, ascending.
+# - Inside a container the driver numbers the chips it was given 0..N-1 in ascending host
+#   order, CANN's "logical device ids" (hiascend.com, CANN runtime API reference,
+#   aclrtGetUserDevIdByLogicDevId, "Relationships Between the User Device ID, Logical Device
+#   ID, and Physical Device ID": in a container, logical id 1 maps to physical id 6;
+#   vllm-ascend PR #16256: host devices 3,4,5,6,7 are numbered 0..4 inside the container;
+#   gpustack issue #3352: ASCEND_RT_VISIBLE_DEVICES=4 in a two-chip container fails with
+#   "input data rang[0-2)").
+# - ASCEND_RT_VISIBLE_DEVICES filters those logical ids, ascending only; unset, every device of
+#   the container is visible and the user id equals the logical id (hiascend.com CANN envref
+#   ASCEND_RT_VISIBLE_DEVICES, 8.0 and 8.5; a "trial" variable there). So host ids in it are
+#   wrong in a container, and 0..N-1 means the same as leaving it unset.
+# Default `unset` (what the CANN docs support). `container` sets it to 0..N-1 for frameworks that
+# want it set (HAMi issue #1894, vllm-ascend issues #6942/#9428: TP over chips 3 and 4 worked
+# once it was set); vllm-ascend PR #12959 reports container-local ids in it breaking A5 endpoint
+# selection, so it is an option, not the default.
+RUNTIME_IDS_UNSET = "unset"
+RUNTIME_IDS_CONTAINER = "container"
+RUNTIME_IDS = (RUNTIME_IDS_UNSET, RUNTIME_IDS_CONTAINER)
 
 
 @attrs.frozen
@@ -59,9 +85,30 @@ class DeviceProfile:
     real_backend: str  # the `--hardware` backend that finds this profile's devices
     shared_nodes: tuple[SharedNode, ...] = ()
     env_with_mount: Mapping[str, tuple[str, ...]] = attrs.field(factory=dict)
+    runtime_ids_env: str | None = None  # the vendor runtime's own device filter, if any
+    runtime_ids: str = RUNTIME_IDS_UNSET  # what runtime_ids_env gets: one of RUNTIME_IDS
 
     def device_node_name(self, physical_id: int) -> str:
         return f"{self.node_prefix}{physical_id}"
+
+    def visible_env(self, host_ids: Sequence[str]) -> tuple[str, ...]:
+        """The env telling a container's software which devices it has, for devices whose
+        ids on the host (physical or vNPU ids, or uuids) are `host_ids`, already in the order
+        the container numbers them (ascending)."""
+        env = [f"{self.visible_devices_env}={','.join(host_ids)}"]
+        if self.runtime_ids_env is not None and self.runtime_ids == RUNTIME_IDS_CONTAINER:
+            env.append(f"{self.runtime_ids_env}={','.join(map(str, range(len(host_ids))))}")
+        return tuple(env)
+
+
+def with_runtime_ids(profile: DeviceProfile, mode: str) -> DeviceProfile:
+    """`profile` with `--runtime-visible-devices` applied (ValueError naming the flag for a
+    mode it does not know)."""
+    if mode not in RUNTIME_IDS:
+        raise ValueError(
+            f"--runtime-visible-devices {mode!r}: expected one of {', '.join(RUNTIME_IDS)}"
+        )
+    return attrs.evolve(profile, runtime_ids=mode)
 
 
 def _common_attributes(device: Device) -> dict[str, AttributeValue]:
@@ -128,6 +175,7 @@ ASCEND_NPU = DeviceProfile(
     default_driver="npu.huawei.com",
     cdi_class="npu",
     visible_devices_env="ASCEND_VISIBLE_DEVICES",
+    runtime_ids_env="ASCEND_RT_VISIBLE_DEVICES",
     resource_prefix="huawei.com",
     node_prefix="davinci",
     family_of=chip_family,

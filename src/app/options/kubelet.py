@@ -1,9 +1,23 @@
 """The kubelet-facing options: where the kubelet looks for each plugin's sockets, where CDI
-specs go, and how the classic device plugin names and mounts what it serves.
+specs go, how the classic device plugin names and mounts what it serves, and which runtime ids
+both plugins' containers get.
 """
 
 from npu_dra.app.options.option import Option, directory
-from npu_dra.app.options.values import driver_mounts, switch
+from npu_dra.app.options.values import driver_mounts, one_of, switch
+
+# domain/profile.py's RUNTIME_IDS (the rule and its sources), spelled here so `--help` needs no
+# domain import; a unit test keeps the two equal.
+RUNTIME_VISIBLE_DEVICES_MODES = ("unset", "container")
+RUNTIME_VISIBLE_DEVICES = Option(
+    "runtime_visible_devices",
+    ("--runtime-visible-devices",),
+    "ASCEND_RT_VISIBLE_DEVICES in containers: unset, or container (their own ids 0..N-1)",
+    "unset",
+    one_of(RUNTIME_VISIBLE_DEVICES_MODES),
+    "RUNTIME_VISIBLE_DEVICES",
+    "MODE",
+)
 
 KUBELET = (
     directory("cdi_root", "--cdi-root", "CDI_ROOT", "/var/run/cdi", "CDI spec directory"),

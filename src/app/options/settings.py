@@ -59,6 +59,7 @@ class Settings:
     resource_name: str
     cdi_enabled: bool
     driver_mounts: "tuple[Mount, ...]"
+    runtime_visible_devices: str
     log_level: str
     log_format: str
     output: str

@@ -11,7 +11,7 @@ import os
 from collections.abc import Mapping
 
 from npu_dra.app.options.cluster import CLUSTER
-from npu_dra.app.options.kubelet import DEVICE_PLUGIN, KUBELET
+from npu_dra.app.options.kubelet import DEVICE_PLUGIN, KUBELET, RUNTIME_VISIBLE_DEVICES
 from npu_dra.app.options.node import HOST_PATHS, NODE
 from npu_dra.app.options.observability import LOGGING, PORTS
 from npu_dra.app.options.option import Option
@@ -24,6 +24,7 @@ OPTIONS: Mapping[str, Option] = {
         *HOST_PATHS,
         *KUBELET,
         *DEVICE_PLUGIN,
+        RUNTIME_VISIBLE_DEVICES,
         *CLUSTER,
         *PORTS,
         *LOGGING,
@@ -42,13 +43,13 @@ COMMANDS: Mapping[str, tuple[str, ...]] = {
         *_HARDWARE,
         *("registrar_dir", "plugins_dir", "cdi_root", "healthcheck_port", "kubeconfig"),
         *("cluster", "health_interval", "claim_fetch_timeout", "vnpu"),
-        *("metrics_port", "device_taints", "taint_effects"),
+        *("metrics_port", "device_taints", "taint_effects", "runtime_visible_devices"),
         *_LOGGING,
     ),
     "device-plugin": (
         *_HARDWARE,
         *("device_plugin_path", "resource_name", "health_interval", "cdi_enabled", "cdi_root"),
-        *("driver_mounts", "metrics_port"),
+        *("driver_mounts", "metrics_port", "runtime_visible_devices"),
         *_LOGGING,
     ),
     "discover": (*_HARDWARE, "output", *_LOGGING),
