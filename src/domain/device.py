@@ -49,6 +49,9 @@ class Device:
     # Vendor facts the profile publishes as attributes (driver version, compute capability...),
     # by attribute name; a tuple so a Device stays hashable.
     properties: tuple[tuple[str, AttributeValue], ...] = ()
+    # Why its health is what it is where its error codes decided (fault_codes.py), e.g.
+    # "SeparateNPU: 80E18402"; empty where the health word alone did.
+    fault: str = ""
 
     @name.validator
     def _check_name(self, _: "attrs.Attribute[DeviceName]", value: str) -> None:

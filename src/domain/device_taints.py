@@ -12,6 +12,8 @@ The default table, written down here and in the README:
     Critical   Critical               NoExecute (pods using it are evicted too)
     Unknown    UNKNOWN                NoSchedule
 
+Where a chip reports error codes, its health word is the one its most severe code's handling
+level gives (fault_codes.py: e.g. SeparateNPU -> Critical -> NoExecute), not npu-smi's.
 An operator can change any row (`--taint-effects Degraded=NoSchedule,Critical=NoSchedule`);
 Healthy is never tainted. The taint's key is `<driver>/health` and its value the health word.
 """

@@ -8,6 +8,8 @@ The file says what an npu-smi probe would have found, in a few lines:
     numaNodes: [6, 6, 4, 4, 0, 0, 2, 2]   # per chip, optional
     topology: mesh         # mesh (910B: one HCCS group) | rings (910 A+X: groups of 4) | none
     health: {3: Warning}   # npu-smi words by physical id, optional (default OK)
+    errorCodes: {3: ["80E18402"]}   # error codes by physical id, optional: classified by the
+                           # fault-code table (domain/fault_codes.py) as npu-smi's would be
     sharedDeviceNodes: [davinci_manager, devmm_svm, hisi_hdc]   # under /dev (this default)
     vnpu: 910B4            # chips can be split: a recorded preset (vnpu_presets.py), or
                            # {preset?, totals: {aicore: 20, ...}, templates: {vir05_1c_8g: {...}}}
@@ -21,6 +23,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+import attrs
 import yaml
 
 from npu_dra.adapters.hardware.ascend_host import AscendHostPaths
@@ -31,6 +34,7 @@ from npu_dra.adapters.hardware.health_words import health_of
 from npu_dra.adapters.hardware.vnpu_presets import vnpu_offer_from
 from npu_dra.domain.device import Device, Health, HostFiles, NodeInventory
 from npu_dra.domain.errors import DomainError
+from npu_dra.domain.fault_codes import CODE, FaultCodeTable, built_in_table
 from npu_dra.domain.ids import DeviceName, NodeName
 from npu_dra.domain.quantity import Quantity
 
@@ -47,6 +51,7 @@ class FakeHardware:
         *,
         node: NodeName,
         host: AscendHostPaths | None = None,
+        fault_table: FaultCodeTable | None = None,
     ) -> None:
         self._source = str(description) if isinstance(description, Path) else "description"
         self._description = description
@@ -54,6 +59,7 @@ class FakeHardware:
         self._host = host
         self._health_overrides: dict[int, Health] = {}
         self._vnpu_table: FakeVnpuTable | None = None
+        self._fault_table = fault_table
 
     def vnpu_table(self) -> FakeVnpuTable | None:
         """The vNPU table (the vNPU capability) if the description has `vnpu:`."""
@@ -70,7 +76,7 @@ class FakeHardware:
     def probe(self) -> NodeInventory:
         spec = self._load()
         try:
-            devices = _devices(spec, self._health_overrides)
+            devices = self._classified(spec, _devices(spec, self._health_overrides))
             return NodeInventory(self._node, devices, self._host_files(spec))
         except (DomainError, KeyError, TypeError, ValueError) as error:
             raise ProbeError(f"{self._source}: {error}") from error
@@ -78,6 +84,22 @@ class FakeHardware:
     def set_health(self, physical_id: int, health: Health) -> None:
         """Flip a device's health, as a failing chip would (tests and demos)."""
         self._health_overrides[physical_id] = health
+
+    def _classified(
+        self, spec: Mapping[str, Any], devices: tuple[Device, ...]
+    ) -> tuple[Device, ...]:
+        """Each device with `errorCodes` gets the health its codes give (its word for codes the
+        table does not know); one whose health a test flipped keeps it."""
+        codes = _error_codes(spec)
+        if not codes:
+            return devices
+        table = self._fault_table = self._fault_table or built_in_table()
+        return tuple(
+            _classified(d, table, codes[d.physical_id])
+            if d.physical_id in codes and d.physical_id not in self._health_overrides
+            else d
+            for d in devices
+        )
 
     def _host_files(self, spec: Mapping[str, Any]) -> HostFiles:
         listed = spec.get("sharedDeviceNodes", SHARED_DEVICE_NODES)
@@ -128,6 +150,25 @@ def _devices(spec: Mapping[str, Any], overrides: Mapping[int, Health]) -> tuple[
         )
         for i in range(count)
     )
+
+
+def _classified(device: Device, table: FaultCodeTable, codes: tuple[str, ...]) -> Device:
+    verdict = table.classify(codes, reported=device.health)
+    return attrs.evolve(device, health=verdict.health, fault=verdict.reason)
+
+
+def _error_codes(spec: Mapping[str, Any]) -> dict[int, tuple[str, ...]]:
+    given = spec.get("errorCodes") or {}
+    if not isinstance(given, Mapping):
+        raise ValueError(f"errorCodes {given!r}: expected physical id -> list of codes")
+    codes: dict[int, tuple[str, ...]] = {}
+    for key, listed in given.items():
+        if not isinstance(listed, list) or not all(
+            isinstance(c, str) and CODE.match(c) for c in listed
+        ):
+            raise ValueError(f"errorCodes[{key}] {listed!r}: expected quoted 8-hex-digit codes")
+        codes[int(key)] = tuple(listed)
+    return codes
 
 
 def _aicores(spec: Mapping[str, Any], facts: ChipFacts | None) -> int | None:

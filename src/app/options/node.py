@@ -1,10 +1,13 @@
 """The node's own options: its name, its device profile and hardware backend, and the host
 paths the backends probe and the plugins mount (npu-smi, sysfs, /dev, the driver installs).
 
-Every command that touches a node's devices (discover and both plugins) takes all of them.
+Every command that touches a node's devices (discover and both plugins) takes all of them; the
+plugins also take `--fault-codes` (FAULT_CODES), the table that classifies chips' error codes.
 """
 
+import argparse
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from npu_dra.app.options.option import Option, directory
 from npu_dra.app.options.values import (
@@ -14,6 +17,51 @@ from npu_dra.app.options.values import (
     positive_seconds,
     this_host,
 )
+
+if TYPE_CHECKING:
+    from npu_dra.domain.fault_codes import FaultCodeTable
+
+MAX_FAULT_CODES_BYTES = 1 << 20  # Huawei's own table is under 10 kB
+
+
+def fault_codes_file(text: str) -> "FaultCodeTable | None":
+    """`--fault-codes FILE`: a fault-code table in Huawei's faultCode.json shape, JSON or YAML
+    (an operator's ConfigMap); empty: None, the built-in table. Checked when flags are parsed,
+    so a bad file stops the start with the file and the entry named."""
+    if not text:
+        return None
+    import yaml
+
+    from npu_dra.domain.fault_codes import FaultTableError, fault_table
+
+    try:
+        with Path(text).open("rb") as file:
+            data = file.read(MAX_FAULT_CODES_BYTES + 1)
+    except OSError as error:
+        raise argparse.ArgumentTypeError(f"{text}: {error.strerror}") from None
+    if len(data) > MAX_FAULT_CODES_BYTES:
+        raise argparse.ArgumentTypeError(f"{text}: more than {MAX_FAULT_CODES_BYTES} bytes")
+    try:
+        decoded = yaml.safe_load(data)
+    except yaml.YAMLError as error:
+        raise argparse.ArgumentTypeError(f"{text}: neither JSON nor YAML: {error}") from None
+    try:
+        return fault_table(decoded, source=text)
+    except FaultTableError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
+
+
+FAULT_CODES = Option(
+    "fault_codes",
+    ("--fault-codes",),
+    "fault-code table (JSON or YAML, Huawei's faultCode.json shape: <level>Codes: [codes]) "
+    "that replaces the built-in one; empty: Huawei's table as built in",
+    "",
+    fault_codes_file,
+    "FAULT_CODES",
+    "FILE",
+)
+
 
 NODE = (
     Option("node_name", ("--node-name",), "this node's name", "", this_host, "NODE_NAME"),
@@ -69,6 +117,7 @@ NODE = (
         "HEALTH_INTERVAL",
         "SECONDS",
     ),
+    FAULT_CODES,
 )
 
 HOST_PATHS = (

@@ -18,6 +18,7 @@ from npu_dra.app.options.values import Hardware, OptionError, hardware
 
 if TYPE_CHECKING:
     from npu_dra.domain.cdi import Mount
+    from npu_dra.domain.fault_codes import FaultCodeTable
 
 # The kubelet's gRPC probe dials the pod IP (the node's own, with hostNetwork).
 HEALTHCHECK_HOST = "0.0.0.0"  # noqa: S104
@@ -55,6 +56,7 @@ class Settings:
     metrics_port: int
     device_taints: str
     taint_effects: str
+    fault_codes: "FaultCodeTable | None"
     device_plugin_path: Path
     resource_name: str
     cdi_enabled: bool

@@ -68,6 +68,7 @@ def npu_smi_probe(settings: Settings, on_command: CommandTimer | None) -> Hardwa
         dcmi_dir=host.dcmi_dir,
         install_info=host.install_info,
         on_command=on_command,
+        fault_table=settings.fault_codes,
     )
 
 

@@ -13,6 +13,10 @@ last inventory is returned as it is, otherwise a full discovery runs at once. Wh
 and `-t topo` show (ids, HCCS links) changes only with the hardware or driver, which shows in
 `info` or /dev too, and is read again by the full discovery every `full_every_s` anyway. Health
 is therefore seen as fast as before, at one npu-smi call per re-probe.
+
+A chip whose health word is not OK costs one more call per probe, for its error codes
+(error_codes.py): the fault-code table (Huawei's, or `--fault-codes`) turns them into its health,
+so codes that change under the same word are seen at the next re-probe too.
 """
 
 import time
@@ -27,6 +31,7 @@ from npu_dra.adapters.hardware.ascend_host import (
     AscendHostPaths,
 )
 from npu_dra.adapters.hardware.errors import ProbeError
+from npu_dra.adapters.hardware.npu_smi.error_codes import ErrorCodeReader
 from npu_dra.adapters.hardware.npu_smi.info_rows import InfoChip
 from npu_dra.adapters.hardware.npu_smi.join import ChipKey, chip_ids, devices
 from npu_dra.adapters.hardware.npu_smi.parse_info import parse_info
@@ -40,8 +45,9 @@ from npu_dra.adapters.hardware.npu_smi.runner import (
     describe,
 )
 from npu_dra.adapters.hardware.npu_smi.sysfs import NumaMap
-from npu_dra.domain.device import NodeInventory
+from npu_dra.domain.device import Device, Health, NodeInventory
 from npu_dra.domain.errors import DomainError
+from npu_dra.domain.fault_codes import FaultCodeTable, built_in_table
 from npu_dra.domain.ids import NodeName
 
 INFO: Command = ("info",)
@@ -61,6 +67,7 @@ class _Seen:
     host: object
     at: float
     info_text: str = ""  # `npu-smi info` as read then: the same text needs no parsing
+    unclassified: tuple[Device, ...] = ()  # health from the words alone, before the codes
 
 
 class NpuSmiProbe:
@@ -80,6 +87,7 @@ class NpuSmiProbe:
         install_info: Path = DEFAULT_INSTALL_INFO,
         full_every_s: float = FULL_EVERY_S,
         on_command: CommandDone | None = None,
+        fault_table: FaultCodeTable | None = None,
     ) -> None:
         self._node = node
         self._runner = NpuSmiRunner(path=npu_smi, on_done=on_command)
@@ -89,10 +97,12 @@ class NpuSmiProbe:
         self._host = AscendHostPaths(dev_root, npu_smi, ascend_root, dcmi_dir, install_info)
         self._full_every = full_every_s
         self._seen: _Seen | None = None
+        self._error_codes = ErrorCodeReader(fault_table or built_in_table())
 
     def probe(self) -> NodeInventory:
         seen = self._seen
         if seen is not None and time.monotonic() - seen.at < self._full_every:
+            deadline = time.monotonic() + self._timeout
             text = self._runner.run(INFO, timeout=self._timeout)
             unchanged = (
                 (text == seen.info_text or _chips(parse_info(text).chips) == seen.chips)
@@ -100,9 +110,25 @@ class NpuSmiProbe:
                 and self._host.host_files() == seen.host
             )
             if unchanged:
-                return seen.inventory
+                return self._codes_again(seen, deadline)
         self._seen = None
         return self._discover()
+
+    def _codes_again(self, seen: _Seen, deadline: float) -> NodeInventory:
+        """The same chips and words: the faulted chips' codes are read again (they may change
+        under the same word), one call each, within the re-probe's deadline; healthy nodes cost
+        nothing more."""
+        if all(d.health is Health.HEALTHY for d in seen.unclassified):
+            return seen.inventory
+        devices = self._error_codes.classified(
+            seen.unclassified,
+            lambda command: self._runner.run(command, timeout=_left(deadline)),
+            with_node=seen.dev_nodes,
+        )
+        if devices == seen.inventory.devices:
+            return seen.inventory
+        self._seen = attrs.evolve(seen, inventory=attrs.evolve(seen.inventory, devices=devices))
+        return self._seen.inventory
 
     def _discover(self) -> NodeInventory:
         began = time.monotonic()
@@ -126,11 +152,18 @@ class NpuSmiProbe:
             dev_nodes=dev_nodes,
             numa=lambda bus_id, cpus: numa.node_of(bus_id=bus_id, cpus=cpus),
         )
+        unclassified = found
+        found = self._error_codes.classified(
+            found,
+            lambda command: self._runner.run(command, timeout=_left(deadline)),
+            with_node=dev_nodes,
+        )
         try:
             inventory = NodeInventory(self._node, found, host)
         except DomainError as error:
             raise ProbeError(f"npu-smi replies describe an impossible node: {error}") from error
-        self._seen = _Seen(inventory, _chips(info.chips), dev_nodes, host, began, info_text)
+        chips = _chips(info.chips)
+        self._seen = _Seen(inventory, chips, dev_nodes, host, began, info_text, unclassified)
         return inventory
 
     def _missing_memory(self, chips: tuple[InfoChip, ...], deadline: float) -> dict[ChipKey, int]:
@@ -156,6 +189,10 @@ class NpuSmiProbe:
         except OSError as error:
             raise ProbeError(f"{self._dev_root}: {error}") from error
         return frozenset(int(n) for n in names if n.isascii() and n.isdigit())
+
+
+def _left(deadline: float) -> float:
+    return max(deadline - time.monotonic(), 0.001)
 
 
 def _chips(chips: tuple[InfoChip, ...]) -> tuple[tuple[object, ...], ...]:
