@@ -26,6 +26,7 @@ from npu_dra.contract import HardwareBackend, HardwareContract, load_backend
 from npu_dra.domain.device import NodeInventory
 from npu_dra.domain.ids import DeviceName, NodeName
 from npu_dra.domain.ports import HardwareProbe
+from tests.support.dcmi_stub import dcmi_backend
 from tests.support.fake_npu_smi import (
     FIXTURES,
     INFO,
@@ -62,10 +63,19 @@ NVML_NODES: dict[str, dict[str, Any]] = {
         "numaNodes": [0] * 4 + [1] * 4,
     },
 }
+DCMI_SCENARIOS = (  # the stand-in libdcmi.so serving recorded hosts of every chip family
+    "910B4_8npu",
+    "910A_8npu_busy",
+    "Ascend910-A3_16npu",
+    "310P3_300IDuo_3cards",
+    "310B4_Atlas200IDKA2",
+    "no-card",
+)
 BUILT_IN = (
     [f"fake:{name}" for name in FAKE_DESCRIPTIONS]
     + [f"npu-smi:{name}" for name in scenario_names() if name not in REJECTED_SCENARIOS]
     + [f"nvml:{name}" for name in NVML_NODES]
+    + [f"dcmi:{name}" for name in DCMI_SCENARIOS]
 )
 
 
@@ -91,7 +101,12 @@ def hardware_backend(hardware_backend_spec: str, tmp_path: Path) -> HardwareBack
     if hardware_backend_spec not in BUILT_IN:
         return load_backend(hardware_backend_spec)
     kind, _, name = hardware_backend_spec.partition(":")
-    make = {"fake": fake_backend, "npu-smi": npu_smi_backend, "nvml": nvml_backend}[kind]
+    make = {
+        "fake": fake_backend,
+        "npu-smi": npu_smi_backend,
+        "nvml": nvml_backend,
+        "dcmi": dcmi_backend,
+    }[kind]
     return make(name, tmp_path)
 
 

@@ -1,26 +1,33 @@
 """Which HardwareProbe a `--hardware` choice means, for every composition root alike.
 
-`npu-smi` and `nvml` are the real backends (each imported only when chosen); `fake:FILE` (or an
-inline description) answers from a node description: Ascend chips (`chip:`) through
+`npu-smi`, `dcmi` and `nvml` are the real backends (each imported only when chosen); `auto`
+takes DCMI where libdcmi.so loads and starts, npu-smi otherwise, and logs which. `fake:FILE`
+(or an inline description) answers from a node description: Ascend chips (`chip:`) through
 FakeHardware, NVIDIA GPUs (`gpu:` or `nvidiaSmiXml:`) through NvmlProbe over a fake NVML.
 """
 
-from collections.abc import Mapping
+import logging
+from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import yaml
 
-from npu_dra.adapters.hardware.ascend_host import AscendHostPaths
+from npu_dra.adapters.hardware.ascend_host import AscendHostPaths, exists
 from npu_dra.adapters.hardware.errors import ProbeError
 from npu_dra.adapters.hardware.fake import FakeHardware
 from npu_dra.adapters.hardware.nvml.fake import fake_gpu_node, is_gpu_description
 from npu_dra.adapters.hardware.nvml.host import NvidiaHostPaths
+from npu_dra.domain.fault_codes import FaultCodeTable
 from npu_dra.domain.ids import NodeName
 from npu_dra.domain.ports import HardwareProbe
 from npu_dra.domain.profile import backend_mismatch
 
-HARDWARE_CHOICES = "npu-smi, nvml or fake:FILE"
+if TYPE_CHECKING:
+    from npu_dra.adapters.hardware.dcmi.probe import DcmiProbe
+
+log = logging.getLogger(__name__)
+HARDWARE_CHOICES = "auto, dcmi, npu-smi, nvml or fake:FILE"
 
 
 def check_backend(hardware: str, profile: str) -> None:
@@ -66,6 +73,81 @@ def nvml_probe(
     return NvmlProbe(node=node, library=PynvmlLibrary(), host=host)
 
 
+def dcmi_probe(
+    *,
+    node: NodeName,
+    host: AscendHostPaths,
+    sysfs_root: Path = Path("/sys"),
+    library: Path | None = None,
+    timeout: float = 10.0,
+    profile: str | None = None,
+    fault_table: FaultCodeTable | None = None,
+) -> HardwareProbe:
+    """Ascend chips through libdcmi.so (`library`, else the loader's search path, else
+    /usr/local/dcmi), loaded at the first probe; HCCS groups from npu-smi where it is installed."""
+    if profile is not None:
+        check_backend("npu-smi", profile)  # DCMI finds what npu-smi finds: Ascend NPUs
+    return _dcmi(
+        node=node,
+        host=host,
+        sysfs_root=sysfs_root,
+        library=library,
+        timeout=timeout,
+        fault_table=fault_table,
+    )
+
+
+def auto_probe(
+    *,
+    node: NodeName,
+    host: AscendHostPaths,
+    npu_smi: Callable[[], HardwareProbe],
+    sysfs_root: Path = Path("/sys"),
+    library: Path | None = None,
+    timeout: float = 10.0,
+    fault_table: FaultCodeTable | None = None,
+) -> HardwareProbe:
+    """DCMI if libdcmi.so loads and dcmi_init succeeds now, else `npu_smi()`; logs which, once."""
+    chosen = _dcmi(
+        node=node,
+        host=host,
+        sysfs_root=sysfs_root,
+        library=library,
+        timeout=timeout,
+        fault_table=fault_table,
+    )
+    try:
+        chosen.start()
+    except ProbeError as error:
+        log.info("--hardware auto: using npu-smi, DCMI did not start: %s", error)
+        return npu_smi()
+    log.info("--hardware auto: using DCMI (libdcmi.so loaded and initialised)")
+    return chosen
+
+
+def _dcmi(
+    *,
+    node: NodeName,
+    host: AscendHostPaths,
+    sysfs_root: Path,
+    library: Path | None,
+    timeout: float,
+    fault_table: FaultCodeTable | None,
+) -> "DcmiProbe":
+    from npu_dra.adapters.hardware.dcmi.probe import DcmiProbe
+
+    npu_smi = host.npu_smi if exists(host.npu_smi) else None
+    return DcmiProbe(
+        node=node,
+        host=host,
+        library_path=library,
+        sysfs_root=sysfs_root,
+        npu_smi=npu_smi,
+        timeout=timeout,
+        fault_table=fault_table,
+    )
+
+
 def _load(path: Path) -> Mapping[str, Any] | None:
     """The description if it reads as a mapping; None leaves the errors to FakeHardware."""
     try:
@@ -75,4 +157,12 @@ def _load(path: Path) -> Mapping[str, Any] | None:
     return loaded if isinstance(loaded, Mapping) else None
 
 
-__all__ = ["HARDWARE_CHOICES", "ProbeError", "check_backend", "fake_probe", "nvml_probe"]
+__all__ = [
+    "HARDWARE_CHOICES",
+    "ProbeError",
+    "auto_probe",
+    "check_backend",
+    "dcmi_probe",
+    "fake_probe",
+    "nvml_probe",
+]

@@ -1,0 +1,163 @@
+"""DcmiProbe: the HardwareProbe adapter that reads Ascend chips from libdcmi.so instead of npu-smi.
+
+Every probe asks DCMI afresh (a few hundred microseconds of library calls, no process): cards,
+chips, ids, name, AI cores, memory/HBM, PCIe bus id, health code, current error codes and CPU
+affinity (reader.py). NUMA comes from sysfs as for npu-smi (NumaMap: the PCI device's
+`numa_node`, else the node whose cpulist holds the chip's DCMI CPU affinity, as Huawei's plugin
+does, ascend-facts C.2). Huawei's public header offers no HCCS topology query, so topology groups
+come from one `npu-smi info -t topo` when an npu-smi path is given (read once: links change only
+with the hardware), and are left out otherwise.
+
+Health codes (ascend-facts A.3, from the DCMI documentation): 0 normal, 1 minor alarm, 2 major
+alarm, 3 critical alarm; 0xFFFFFFFF the device does not exist; anything else is unknown. A chip's
+current error codes then decide its health through the fault-code table (domain/fault_codes.py,
+Huawei's or `--fault-codes`), as the npu-smi probe does with `npu-smi info -t health`; DCMI
+answers them for every chip in the same pass, so no extra call is needed. A missing
+/dev/davinciN keeps the chip at least Unhealthy whatever its codes say.
+"""
+
+import ctypes
+import logging
+from collections.abc import Callable, Mapping
+from pathlib import Path
+
+import attrs
+
+from npu_dra.adapters.hardware.ascend_host import AscendHostPaths
+from npu_dra.adapters.hardware.chips import CHIPS
+from npu_dra.adapters.hardware.dcmi import library
+from npu_dra.adapters.hardware.dcmi.reader import DcmiChip, read_chips
+from npu_dra.adapters.hardware.errors import ProbeError
+from npu_dra.adapters.hardware.npu_smi.parse_topo import parse_topo, topology_groups
+from npu_dra.adapters.hardware.npu_smi.runner import NpuSmiRunner
+from npu_dra.adapters.hardware.npu_smi.sysfs import NumaMap
+from npu_dra.domain.device import Device, Health, NodeInventory
+from npu_dra.domain.errors import DomainError
+from npu_dra.domain.fault_codes import FaultCodeTable, built_in_table, worse
+from npu_dra.domain.ids import DeviceName, NodeName
+
+log = logging.getLogger(__name__)
+NumaLookup = Callable[..., int | None]  # NumaMap.node_of(bus_id=..., cpus=...)
+MIB = 2**20
+HEALTH_CODES = {0: Health.HEALTHY, 1: Health.DEGRADED, 2: Health.UNHEALTHY, 3: Health.CRITICAL}
+NO_DEVICE = 0xFFFFFFFF
+TOPO = ("info", "-t", "topo")
+
+
+class DcmiProbe:
+    """Discovers this node's Ascend chips through DCMI; `error_codes` holds each device's
+    current fault codes as of the last probe."""
+
+    def __init__(
+        self,
+        *,
+        node: NodeName,
+        host: AscendHostPaths,
+        library_path: Path | None = None,
+        sysfs_root: Path = Path("/sys"),
+        npu_smi: Path | None = None,
+        timeout: float = 10.0,
+        fault_table: FaultCodeTable | None = None,
+    ) -> None:
+        self._table = fault_table or built_in_table()
+        self._node, self._host, self._path = node, host, library_path
+        self._sysfs_root, self._timeout = sysfs_root, timeout
+        self._runner = NpuSmiRunner(path=npu_smi) if npu_smi else None
+        self._library: ctypes.CDLL | None = None
+        self._groups: tuple[str, Mapping[int, str]] | None = None
+        self.error_codes: dict[DeviceName, tuple[int, ...]] = {}
+
+    def probe(self) -> NodeInventory:
+        chips = read_chips(self.start())
+        dev_nodes = self._dev_nodes() if chips else frozenset()
+        numa = NumaMap(self._sysfs_root)
+        by, groups = self._topology() if chips else ("logic", {})
+        built = [
+            self._classified(_device(c, dev_nodes, numa.node_of, groups, by), c, dev_nodes)
+            for c in chips
+        ]
+        devices = tuple(sorted(built, key=lambda d: d.physical_id))
+        self.error_codes = {DeviceName(f"npu-{c.physical_id}"): c.error_codes for c in chips}
+        try:
+            return NodeInventory(self._node, devices, self._host.host_files())
+        except DomainError as error:
+            raise ProbeError(f"DCMI describes an impossible node: {error}") from error
+
+    def start(self) -> ctypes.CDLL:
+        """The library, loaded and dcmi_init'ed once; ProbeError if it cannot start (then the
+        next probe tries again)."""
+        if self._library is None:
+            loaded = library.load(self._path)
+            library.check("dcmi_init", loaded.dcmi_init())
+            log.info("DCMI loaded from %s", self._path or "the loader's search path")
+            self._library = loaded
+        return self._library
+
+    def _topology(self) -> tuple[str, Mapping[int, str]]:
+        """HCCS groups by logic or physical id (as npu-smi keys them), from npu-smi if given."""
+        if self._runner is None:
+            return ("logic", {})
+        if self._groups is None:
+            topology = parse_topo(self._runner.run(TOPO, timeout=self._timeout))
+            by = topology.by if topology else "logic"
+            self._groups = (by, topology_groups(topology) if topology else {})
+        return self._groups
+
+    def _dev_nodes(self) -> frozenset[int]:
+        """N of every /dev/davinciN (davinci_manager and friends are not chips)."""
+        root = self._host.dev_root
+        try:
+            names = [path.name.removeprefix("davinci") for path in root.glob("davinci*")]
+        except OSError as error:
+            raise ProbeError(f"{root}: {error}") from error
+        return frozenset(int(n) for n in names if n.isascii() and n.isdigit())
+
+    def _classified(self, device: Device, chip: DcmiChip, dev_nodes: frozenset[int]) -> Device:
+        """The device's health from its error codes; logged when its codes change."""
+        codes = [f"{code:08X}" for code in chip.error_codes]
+        verdict = self._table.classify(codes, reported=device.health)
+        health = verdict.health
+        if chip.physical_id not in dev_nodes:
+            health = worse(health, Health.UNHEALTHY)
+        if chip.error_codes != self.error_codes.get(device.name, ()):
+            shown = " ".join(codes) or "none"
+            why = f" ({verdict.reason})" if verdict.reason else ""
+            log.warning("%s: DCMI error codes %s: %s%s", device.name, shown, health.value, why)
+        return attrs.evolve(device, health=health)
+
+
+def _device(
+    chip: DcmiChip,
+    dev_nodes: frozenset[int],
+    numa: NumaLookup,
+    groups: Mapping[int, str],
+    by: str,
+) -> Device:
+    facts = CHIPS.get(chip.name)
+    topo_id = chip.physical_id if by == "physical" else chip.logic_id
+    return Device(
+        name=DeviceName(f"npu-{chip.physical_id}"),
+        physical_id=chip.physical_id,
+        logic_id=chip.logic_id,
+        card_id=chip.card_id,
+        chip_id=chip.chip_id,
+        chip_name=chip.name,
+        memory_bytes=chip.memory_mib * MIB,
+        health=_health(chip, dev_nodes),
+        numa_node=numa(bus_id=chip.bus_id, cpus=chip.affinity),
+        topology_group=groups.get(topo_id),
+        pci_bus_id=chip.bus_id,
+        aicore_count=chip.aicores or (facts.aicores if facts else None),
+    )
+
+
+def _health(chip: DcmiChip, dev_nodes: frozenset[int]) -> Health:
+    if chip.physical_id not in dev_nodes:
+        physical = chip.physical_id
+        log.warning(
+            "npu-%d: /dev/davinci%d is missing; publishing it Unhealthy", physical, physical
+        )
+        return Health.UNHEALTHY
+    if chip.health_code == NO_DEVICE:
+        return Health.UNHEALTHY
+    return HEALTH_CODES.get(chip.health_code, Health.UNKNOWN)
