@@ -83,6 +83,7 @@ class DeviceProfile:
     memory_capacity: str  # which capacity holds the device memory
     visible_id: Callable[[Device], str]  # one entry of visible_devices_env
     real_backend: str  # the `--hardware` backend that finds this profile's devices
+    other_backends: tuple[str, ...] = ()  # other real backends that find them too (dcmi)
     shared_nodes: tuple[SharedNode, ...] = ()
     env_with_mount: Mapping[str, tuple[str, ...]] = attrs.field(factory=dict)
     runtime_ids_env: str | None = None  # the vendor runtime's own device filter, if any
@@ -185,6 +186,7 @@ ASCEND_NPU = DeviceProfile(
     memory_capacity="memCapacity",
     visible_id=lambda d: str(d.physical_id),
     real_backend="npu-smi",
+    other_backends=("dcmi",),
     shared_nodes=(
         SharedNode(
             "davinci_manager", ("davinci_manager_docker", "davinci_manager"), _310B, required=True
@@ -243,14 +245,18 @@ def profile_named(name: str) -> DeviceProfile:
 
 
 def backend_mismatch(backend: str, profile: str) -> str | None:
-    """Why the real `backend` (`npu-smi`, also spelled `npu_smi`, or `nvml`) cannot serve
-    `profile`, or None when it can or is no real backend (a fake node description).
+    """Why the real `backend` (`npu-smi`, also spelled `npu_smi`, `dcmi` or `nvml`) cannot
+    serve `profile`, or None when it can or is no real backend (`auto`, which picks among the
+    profile's own, or a fake node description).
 
     A real backend finds one vendor's devices; under another profile they would get that
     profile's names, attributes and CDI content (a GPU handed /dev/davinci0).
     """
     spelled = backend.replace("_", "-")
-    served = next((p.name for p in PROFILES.values() if p.real_backend == spelled), None)
+    served = next(
+        (p.name for p in PROFILES.values() if spelled in (p.real_backend, *p.other_backends)),
+        None,
+    )
     if served is None or served == profile:
         return None
     return (

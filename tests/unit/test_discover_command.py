@@ -124,7 +124,7 @@ def test_missing_npu_smi_and_bad_description_fail_cleanly(
     assert discover("--hardware", f"fake:{bad}") == 1
     assert capsys.readouterr().err.count("\n") == 1
     assert discover("--hardware", "gpu") == 2  # refused as a bad flag, before any probe
-    assert "expected npu-smi, nvml or fake:FILE" in capsys.readouterr().err
+    assert "expected auto, dcmi, npu-smi, nvml or fake:FILE" in capsys.readouterr().err
 
 
 def test_gpu_profile_prints_a_recorded_h100_with_our_driver_name(

@@ -73,7 +73,7 @@ def vnpu_table_for(
         return None
     if isinstance(probe, FakeHardware):
         return probe.vnpu_table()
-    if kind == "npu_smi":
+    if kind in ("npu_smi", "dcmi", "auto"):  # templates have no DCMI listing: npu-smi's table
         return NpuSmiVnpuTable(npu_smi=npu_smi, timeout=timeout)
     return None
 

@@ -84,7 +84,8 @@ NODE = (
     Option(
         "hardware",
         ("--hardware",),
-        "npu-smi, nvml or fake:FILE (a node description); empty: the profile's real backend",
+        "auto (npu: DCMI where libdcmi.so loads, else npu-smi; gpu: nvml), dcmi, npu-smi, "
+        "nvml or fake:FILE (a node description); empty: the profile's real backend",
         "",
         hardware,
         "HARDWARE",
@@ -147,7 +148,8 @@ HOST_PATHS = (
         "--dcmi-dir",
         "DCMI_DIR",
         "/usr/local/dcmi",
-        "DCMI library dir (npu-smi needs it), mounted read-only if present",
+        "DCMI library dir (npu-smi needs it; --hardware dcmi|auto loads its libdcmi.so), "
+        "mounted read-only if present",
     ),
     Option(
         "ascend_install_info",

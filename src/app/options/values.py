@@ -46,11 +46,13 @@ class OptionError(ValueError):
 
 
 def hardware(text: str) -> Hardware:
-    if text in ("", "npu-smi", "nvml"):
+    if text in ("", "auto", "dcmi", "npu-smi", "nvml"):
         return Hardware(text.replace("-", "_"))
     kind, _, file = text.partition(":")
     if kind != "fake" or not file:
-        raise argparse.ArgumentTypeError(f"{text!r}: expected npu-smi, nvml or fake:FILE")
+        raise argparse.ArgumentTypeError(
+            f"{text!r}: expected auto, dcmi, npu-smi, nvml or fake:FILE"
+        )
     return Hardware("fake", Path(file))
 
 

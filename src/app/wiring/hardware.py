@@ -26,12 +26,43 @@ def hardware_probe(
     kind = settings.hardware.kind
     if kind == "fake":
         return described_probe(settings)
-    if kind == "nvml":
+    if kind == "nvml" or (kind == "auto" and settings.device_profile == "gpu"):
         from npu_dra.adapters.hardware.choose import nvml_probe
 
         node = NodeName(settings.node_name)
         return nvml_probe(node=node, host=nvidia_host(settings), profile=settings.device_profile)
+    if kind in ("dcmi", "auto"):
+        return dcmi_or_auto_probe(settings, timed_commands(settings, metrics))
     return npu_smi_probe(settings, timed_commands(settings, metrics))
+
+
+def dcmi_or_auto_probe(settings: Settings, on_command: CommandTimer | None) -> HardwareProbe:
+    """`--hardware dcmi`: libdcmi.so from `--dcmi-dir` (else the loader's search path);
+    `auto`: the same where it loads and initialises, npu-smi otherwise (it logs which)."""
+    from npu_dra.adapters.hardware.choose import auto_probe, dcmi_probe
+
+    in_dir = settings.dcmi_dir / "libdcmi.so"
+    library = in_dir if in_dir.exists() else None
+    node, host = NodeName(settings.node_name), ascend_host(settings)
+    if settings.hardware.kind == "dcmi":
+        return dcmi_probe(
+            node=node,
+            host=host,
+            sysfs_root=settings.sysfs_root,
+            library=library,
+            timeout=settings.probe_timeout,
+            profile=settings.device_profile,
+            fault_table=settings.fault_codes,
+        )
+    return auto_probe(
+        node=node,
+        host=host,
+        npu_smi=lambda: npu_smi_probe(settings, on_command),
+        sysfs_root=settings.sysfs_root,
+        library=library,
+        timeout=settings.probe_timeout,
+        fault_table=settings.fault_codes,
+    )
 
 
 def described_probe(settings: Settings) -> HardwareProbe:
