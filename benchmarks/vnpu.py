@@ -3,12 +3,23 @@ claim allocated one costs (plan, record, create-vnpu, CDI) with the in-memory ta
 npu-smi (the fake npu-smi: a Python process per call, so its figures bound the call count, not
 real npu-smi's speed).
 
+And 8 claims, one vNPU each on 8 different chips, prepared at once (8 threads calling the
+preparer, as the kubelet's pods starting together would) over the fake npu-smi slowed to 200 ms
+per call, as real npu-smi is: the wall time of the 8 together and the npu-smi calls per vNPU.
+"after" is this code (per-chip locks, one call per create); "serial" is the same code with one
+lock around every prepare, the node-wide lock as it was; "before" is what this benchmark
+measured on the code before #25 item 6 (commit ee7b93d), printed as the reference.
+
 Run from the repository root: `python -m benchmarks.vnpu`.
 """
 
+import contextlib
+import functools
 import statistics
 import tempfile
+import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from npu_dra.adapters.cdi.memory import MemoryCdiStore
@@ -39,6 +50,13 @@ NODE = NodeName("bench")
 DRIVER = DriverName("npu.huawei.com")
 HARDWARE = {"chip": "910B4", "count": 8, "vnpu": "910B4"}
 ROUNDS = 30
+CHIPS = 8
+CALL_DELAY_S = 0.2  # per npu-smi call, about what real npu-smi takes (issue #25)
+PARALLEL_ROUNDS = 3
+# This benchmark's figures on commit ee7b93d (one state lock held across a vNPU prepare's four
+# npu-smi calls), measured on the project's 2-core machine on 2026-11-24:
+# prepare min/median/max, calls per create; unprepare min/median/max, calls per destroy (ms).
+BEFORE = ((9203, 9452, 9603), 4.0, (4628, 5267, 5304), 2.0)
 
 
 def _claim(cluster: MemoryCluster, name: str, device: str) -> ClaimRef:
@@ -110,6 +128,95 @@ def main() -> None:
         print(f"vNPU prepare, fake npu-smi:       {_ms(prepare)}")
         print(f"vNPU unprepare, fake npu-smi:     {_ms(unprepare)}")
         print(f"npu-smi calls per prepare+unprepare (after start): {calls:.1f}")
+    parallel_main()
+
+
+def _together(calls: list[Callable[[], None]]) -> float:
+    """Run the calls on threads released at once; the wall time until the last returned."""
+    start = threading.Barrier(len(calls) + 1)
+    threads = [threading.Thread(target=lambda c=c: (start.wait(), c())) for c in calls]
+    for thread in threads:
+        thread.start()
+    start.wait()
+    began = time.perf_counter()
+    for thread in threads:
+        thread.join()
+    return time.perf_counter() - began
+
+
+def _smi_node(scratch: Path) -> tuple[FakeNpuSmi, MemoryCluster, ClaimPreparer]:
+    """A started node over the fake npu-smi (its survey has listed the chips), then slowed."""
+    fake = FakeNpuSmi(scratch, {**load_scenario("910B4_8npu"), "vnpu": "910B4"})
+    hardware, cluster = FakeHardware(HARDWARE, node=NODE), MemoryCluster()
+    table, checkpoints = NpuSmiVnpuTable(npu_smi=fake.path), MemoryCheckpointStore()
+    preparer = ClaimPreparer(
+        cluster=cluster, cdi=MemoryCdiStore(), checkpoints=checkpoints,
+        inventory=InventoryCache(VnpuProbe(hardware, table)), driver=DRIVER,
+        profile=ASCEND_NPU, vnpus=VnpuService(table=table, checkpoints=checkpoints),
+    )  # fmt: skip
+    preparer.repair()
+    fake.set_delay(CALL_DELAY_S)
+    return fake, cluster, preparer
+
+
+def _parallel(serial: bool) -> tuple[list[float], list[float], float, float]:
+    """8 prepares at once, then 8 unprepares, PARALLEL_ROUNDS times: their wall times, and the
+    npu-smi calls per vNPU of each (after the start, whose survey lists the chips once)."""
+    with tempfile.TemporaryDirectory() as scratch:
+        fake, cluster, preparer = _smi_node(Path(scratch))
+        node: contextlib.AbstractContextManager[object] = (
+            threading.Lock() if serial else contextlib.nullcontext()
+        )
+
+        def prepare(ref: ClaimRef) -> None:
+            with node:
+                assert preparer.prepare([ref])[ref.uid].error is None
+
+        def unprepare(ref: ClaimRef) -> None:
+            with node:
+                assert preparer.unprepare([ref])[ref.uid] is None
+
+        walls: tuple[list[float], list[float]] = ([], [])
+        calls = [0, 0]
+        for round_ in range(PARALLEL_ROUNDS):
+            names = [(f"p{round_}-{i}", f"npu-{i}-vir05-1c-8g-0") for i in range(CHIPS)]
+            refs = [_claim(cluster, name, device) for name, device in names]
+            for i, step in enumerate((prepare, unprepare)):
+                before = len(fake.calls())
+                walls[i].append(_together([functools.partial(step, r) for r in refs]))
+                calls[i] += len(fake.calls()) - before
+        per_vnpu = CHIPS * PARALLEL_ROUNDS
+        return walls[0], walls[1], calls[0] / per_vnpu, calls[1] / per_vnpu
+
+
+def _spread(values: list[float]) -> str:
+    ms = [v * 1e3 for v in values]
+    return f"min {min(ms):6.0f} ms  median {statistics.median(ms):6.0f} ms  max {max(ms):6.0f} ms"
+
+
+def parallel_main() -> None:
+    (prepare_then, creates_then, unprepare_then, destroys_then) = BEFORE
+    print(
+        f"{CHIPS} vNPU prepares at once on {CHIPS} chips, npu-smi {CALL_DELAY_S * 1e3:.0f} ms/call"
+    )
+    print(
+        f"  before (ee7b93d, recorded): prepare {_spread([v / 1e3 for v in prepare_then])}; "
+        f"{creates_then:.1f} npu-smi calls per create"
+    )
+    print(
+        f"  before (ee7b93d, recorded): unprepare {_spread([v / 1e3 for v in unprepare_then])}; "
+        f"{destroys_then:.1f} npu-smi calls per destroy"
+    )
+    for label, serial in (("serial (one node lock)", True), ("after (per-chip locks)", False)):
+        prepare, unprepare, creates, destroys = _parallel(serial)
+        print(f"  {label}: prepare {_spread(prepare)}; {creates:.1f} npu-smi calls per create")
+        print(
+            f"  {label}: unprepare {_spread(unprepare)}; {destroys:.1f} npu-smi calls per destroy"
+        )
+    speedup = prepare_then[1] / (statistics.median(prepare) * 1e3)
+    print(f"  after vs before: prepare median {speedup:.1f}x faster")
+    speedup = unprepare_then[1] / (statistics.median(unprepare) * 1e3)
+    print(f"  after vs before: unprepare median {speedup:.1f}x faster")
 
 
 if __name__ == "__main__":

@@ -10,7 +10,7 @@ does not, so a start whose specs are all there serves before the hardware has an
 """
 
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 
 from npu_dra.app.services.vnpu import VnpuService
 from npu_dra.domain.cdi import CdiSpec, claim_cdi_spec
@@ -36,9 +36,20 @@ class ClaimSpecs:
         self._vnpus = vnpus
 
     def ensure(self, claim: PreparedClaim) -> None:
-        """Recreate the spec of a recorded claim if it is missing or unreadable."""
+        """Recreate the spec of a recorded claim if it is missing or unreadable; PrepareError
+        while another call is still creating its vNPUs (the record is there, they may not be)."""
+        if self._vnpus is not None:
+            self._vnpus.busy(claim)
         if self.lost(claim):
             self.rewrite(claim)
+
+    def discard(self, uids: Iterable[ClaimUID]) -> None:
+        """Remove the specs of claims whose prepare is undone; a failure is logged, not raised."""
+        for uid in uids:
+            try:
+                self._cdi.remove(uid=uid)
+            except DomainError as error:
+                log.warning("cannot remove the CDI spec of claim %s: %s", uid, error)
 
     def lost(self, claim: PreparedClaim) -> bool:
         """Whether a recorded claim's spec is missing or unreadable (no hardware asked)."""

@@ -2,29 +2,26 @@
 
 Contracts:
 - Each claim gets its own outcome; one bad claim never fails the others.
-- Idempotent: a claim already in the checkpoint gets the recorded answer and no state is
-  rewritten (a missing CDI spec is recreated, nothing else).
+- Idempotent: a claim already in the checkpoint gets the recorded answer, without any API call,
+  and no state is rewritten (a missing CDI spec is recreated, nothing else).
 - Ordering: prepare writes the CDI spec, then the checkpoint; unprepare removes the CDI spec, then
-  the checkpoint entry. A crash between the two leaves a state `repair()` fixes at the next start.
-- Durable before acknowledged: the checkpoint lives in memory and is saved by group commit (see
-  group_commit): a call answers only once a save holding its changes has returned, and calls
-  running at once share one save. The checkpoint is the record: CDI specs are written atomically
-  (readers never see half a spec) but not flushed one by one, because the start-up repair checks
-  every checkpointed claim's spec before anything is served, and rewrites a lost or damaged one
-  (restart_repair, claim_specs; the CDI directory is often tmpfs, empty after a reboot). If a
-  save fails, the in-memory checkpoint is rolled back to the last one saved and the calls whose
-  changes it held get the error; a prepare then removes the spec it wrote.
-- A claim already in the checkpoint is answered from it, without any API call: during an API
-  outage the kubelet still gets its answer at once. Only new claims are read from the API,
-  concurrently and under one deadline well below the kubelet's 45 s (see claim_fetch).
+  the checkpoint entry. A crash between leaves a state `repair()` fixes at the next start.
+- Durable before acknowledged: the checkpoint lives in memory, saved by group commit: a call
+  answers once a save holding its changes has returned. CDI specs are written atomically, not
+  flushed: the start-up repair rewrites a lost one (restart_repair, claim_specs). A failed save
+  rolls memory back to the last save; its calls get the error, a prepare removes its spec.
+- vNPUs: the record is saved first, then the vNPUs are made outside the state lock, under
+  per-chip locks (app/services/vnpu), so chips work in parallel; a failure undoes spec and record.
+  Unprepare destroys them (the same way) before the record goes.
+- New claims are read concurrently, under one deadline below the kubelet's 45 s (claim_fetch).
 - API reads happen outside the state lock; every state change happens under it. An unprepare
   that arrives while a prepare of the same claim waits on the API cancels that prepare's commit
   (see inflight): a prepare the kubelet gave up on never leaves a claim prepared behind it.
-- A UID is only ever answered for the namespace/name it was prepared under: a call that names a
-  known UID with another identity gets an error and changes nothing.
+- A UID is only answered for the namespace/name it was prepared under; another identity gets
+  an error and changes nothing.
 - No hardware probe runs under the state lock: idempotent prepares and unprepares use the known
-  inventory (or fail at once, saying what the hardware said, where a spec or a vNPU needs one
-  before it answered); a new claim's prepare asks for the first inventory before the lock.
+  inventory (or fail at once where a spec or a vNPU needs one before it answered); a new
+  claim's prepare asks for the first inventory before the lock.
 """
 
 import logging
@@ -67,12 +64,8 @@ class ClaimPreparer:
         fetch_workers: int = FETCH_WORKERS,
         vnpus: VnpuService | None = None,
     ) -> None:
-        self._cluster = cluster
-        self._cdi = cdi
-        self._checkpoints = checkpoints
-        self._inventory = inventory
-        self._driver = driver
-        self._profile = profile
+        self._cluster, self._cdi, self._checkpoints = cluster, cdi, checkpoints
+        self._inventory, self._driver, self._profile = inventory, driver, profile
         self._fetch_deadline, self._fetch_workers = fetch_deadline_s, fetch_workers
         self._readers = ReadWorkers()
         self._state = GroupCommit(
@@ -85,15 +78,9 @@ class ClaimPreparer:
         self._vnpus = vnpus  # claims allocated vNPU devices go through it (app/services/vnpu)
         self._specs = ClaimSpecs(cdi=cdi, context=self._context, vnpus=vnpus)
         self._repairs = StartupRepair(
-            lock=self._lock,
-            current=self._checkpoint,
-            reload=self._reload,
-            cdi=cdi,
-            stores=(checkpoints, cdi),
-            specs=self._specs,
-            inventory=inventory,
-            vnpus=vnpus,
-        )
+            lock=self._lock, current=self._checkpoint, reload=self._reload, cdi=cdi,
+            stores=(checkpoints, cdi), specs=self._specs, inventory=inventory, vnpus=vnpus,
+        )  # fmt: skip
 
     def prepare(self, refs: Sequence[ClaimRef]) -> dict[ClaimUID, ClaimOutcome]:
         began = time.monotonic()
@@ -121,22 +108,25 @@ class ClaimPreparer:
         try:
             self._state.wait(ticket)
         except DomainError as error:
-            outcomes = self._not_saved(refs, outcomes, checkpoint, written, error)
+            outcomes = self._not_saved(refs, outcomes, written, error)
+        else:
+            outcomes = self._make_vnpus(outcomes, written)
         self._calls.prepared(refs, outcomes, time.monotonic() - began)
         return outcomes
 
     def unprepare(self, refs: Sequence[ClaimRef]) -> dict[ClaimUID, str | None]:
         began = time.monotonic()
+        released = self._release_vnpus(refs)
         with self._lock:
-            checkpoint = self._checkpoint()
-            before = checkpoint
+            before = checkpoint = self._checkpoint()
             errors: dict[ClaimUID, str | None] = {}
             for ref in refs:
                 if self._in_flight.cancel(ref.uid):
                     log.info("unprepare %s: cancelled a prepare still waiting on the API", ref)
-                checkpoint, errors[ref.uid] = self._unprepare_one(ref, checkpoint)
-            changed = checkpoint is not before
-            ticket = self._state.stage(checkpoint) if changed else self._state.latest()
+                checkpoint, errors[ref.uid] = self._unprepare_one(ref, checkpoint, released)
+            if self._vnpus is not None:
+                self._vnpus.forget(released)
+            ticket = self._state.latest() if checkpoint is before else self._state.stage(checkpoint)
         try:
             self._state.wait(ticket)
         except DomainError as error:
@@ -149,16 +139,13 @@ class ClaimPreparer:
         with self._lock:
             return self._checkpoint()
 
-    def repair(self) -> RepairReport:
-        """All of the start-up repair at once (restart_repair), hardware included."""
+    def repair(self) -> RepairReport:  # the start-up repair (restart_repair): all of it,
         return self._repairs.everything()
 
-    def repair_state(self) -> RepairReport:
-        """Before serving: waits for the hardware only where a checkpointed spec is missing."""
+    def repair_state(self) -> RepairReport:  # before serving,
         return self._repairs.before_serving()
 
-    def repair_hardware(self) -> RepairReport:
-        """After serving has started: what needs the hardware (`waiting` says what it lacked)."""
+    def repair_hardware(self) -> RepairReport:  # and after: what needs the hardware
         return self._repairs.with_hardware()
 
     def _checkpoint(self) -> Checkpoint:
@@ -191,32 +178,18 @@ class ClaimPreparer:
         return outcomes, checkpoint
 
     def _not_saved(
-        self,
-        refs: Sequence[ClaimRef],
-        outcomes: dict[ClaimUID, ClaimOutcome],
-        staged: Checkpoint,
-        written: set[ClaimUID],
-        error: DomainError,
-    ) -> dict[ClaimUID, ClaimOutcome]:
-        """The save that held this call's changes failed (and was rolled back): every claim it
-        answered gets the error, and the specs (and vNPUs) it made go unless the checkpoint
-        holds them (a crash meanwhile leaves them to the start-up repair and reconcile)."""
+        self, refs: Sequence[ClaimRef], outcomes: dict[ClaimUID, ClaimOutcome],
+        written: set[ClaimUID], error: DomainError,
+    ) -> dict[ClaimUID, ClaimOutcome]:  # fmt: skip
+        """The save holding this call's changes failed (rolled back): every claim gets the error;
+        specs it wrote go unless the checkpoint holds them. No vNPU was made: records first."""
         log.warning("prepare of %d claim(s) not saved: %s", len(refs), error)
         with self._lock:
-            held = self._checkpoint().claims
-            for uid in written - set(held):
-                try:
-                    self._cdi.remove(uid=uid)
-                    if self._vnpus is not None:
-                        self._vnpus.release(staged.claims[uid], self._inventory.known_or_error())
-                except DomainError as failure:
-                    log.warning("cannot undo the prepare of claim %s: %s", uid, failure)
-        return {
-            ref.uid: outcomes[ref.uid]
-            if outcomes[ref.uid].error
-            else ClaimOutcome(error=f"claim {ref}: {error}")
-            for ref in refs
-        }
+            self._specs.discard(written - set(self._checkpoint().claims))
+            if self._vnpus is not None:
+                self._vnpus.forget(written)
+        ok = [ref for ref in refs if not outcomes[ref.uid].error]
+        return {**outcomes, **{r.uid: ClaimOutcome(error=f"claim {r}: {error}") for r in ok}}
 
     def _prepare_one(
         self, ref: ClaimRef, claim: Fetched, checkpoint: Checkpoint
@@ -244,17 +217,19 @@ class ClaimPreparer:
         return checkpoint.with_claim(plan.claim), ClaimOutcome(plan.claim.devices)
 
     def _unprepare_one(
-        self, ref: ClaimRef, checkpoint: Checkpoint
+        self, ref: ClaimRef, checkpoint: Checkpoint, released: Mapping[ClaimUID, str | None]
     ) -> tuple[Checkpoint, str | None]:
+        if released.get(ref.uid):  # its vNPUs were not destroyed: the record stays for a retry
+            return checkpoint, released[ref.uid]
         recorded = checkpoint.claims.get(ref.uid)
         if recorded is not None and recorded.ref != ref:
             log.warning("unprepare %s refused: %s", ref, _other_identity(ref, recorded))
             return checkpoint, _other_identity(ref, recorded)
         try:
+            if recorded and ref.uid not in released and self._vnpus:
+                # recorded since _release_vnpus looked: the known inventory, no probe under the lock
+                self._vnpus.release(recorded, self._inventory.known_or_error)
             self._cdi.remove(uid=ref.uid)
-            if recorded is not None and self._vnpus and self._vnpus.holds_vnpus(recorded):
-                # before the record goes; the known inventory: no probe under the lock
-                self._vnpus.release(recorded, self._inventory.known_or_error())
         except DomainError as error:
             log.warning("unprepare %s failed: %s", ref, error)
             return checkpoint, f"claim {ref}: {error}"
@@ -262,6 +237,37 @@ class ClaimPreparer:
             return checkpoint, None
         log.debug("unprepared %s", ref)
         return checkpoint.without(ref.uid), None
+
+    def _release_vnpus(self, refs: Sequence[ClaimRef]) -> dict[ClaimUID, str | None]:
+        """Destroy the recorded claims' vNPUs before their records go, outside the state lock
+        (per-chip locks: app/services/vnpu), busy until `forget`: the claims, each's error."""
+        if self._vnpus is None:
+            return {}
+        with self._lock:
+            held = self._checkpoint().claims
+            taken = self._vnpus.take(c for r in refs if (c := held.get(r.uid)) and c.ref == r)
+        failed = self._vnpus.release_taken(taken, self._inventory.known_or_error)
+        return {c.ref.uid: failed.get(c.ref.uid) for c in taken}
+
+    def _make_vnpus(
+        self, outcomes: dict[ClaimUID, ClaimOutcome], written: set[ClaimUID]
+    ) -> dict[ClaimUID, ClaimOutcome]:
+        """Create the saved claims' vNPUs outside the state lock; a failure undoes spec, record."""
+        if self._vnpus is None or not written:
+            return outcomes
+        failed = self._vnpus.create(written, self._inventory.known_or_error())
+        self._specs.discard(failed)  # the claims are still busy: no other call touches them
+        with self._lock:
+            self._vnpus.forget(written)
+            checkpoint = self._checkpoint()
+            for uid in failed:
+                checkpoint = checkpoint.without(uid)
+            ticket = self._state.stage(checkpoint) if failed else self._state.latest()
+        try:
+            self._state.wait(ticket)
+        except DomainError as error:  # the records stay: reconcile recreates their vNPUs
+            log.warning("the records of failed vNPU prepares were not removed: %s", error)
+        return {**outcomes, **{uid: ClaimOutcome(error=e) for uid, e in failed.items()}}
 
     def _inventory_for(
         self, refs: Sequence[ClaimRef], known: Mapping[ClaimUID, PreparedClaim]

@@ -1,22 +1,35 @@
 """Creates and destroys the vNPUs that prepared vNPU devices are, and keeps them in step with the
 checkpoint. The preparer calls in here for claims allocated vNPU devices; everything else about
-preparing (CDI writes, the checkpoint's final save, idempotent answers) stays the preparer's.
+preparing (CDI writes, the checkpoint's saves, idempotent answers) stays the preparer's.
 
 Contracts:
-- Record first: a claim's vNPU ids are saved in the checkpoint before `create-vnpu` runs, so a
-  crash at any point leaves either nothing or a record whose vNPU `reconcile` creates (or a
-  retry finds: create is idempotent for the same id and template). One claim never gets two.
-- A failed create undoes what this prepare created and removes the record, then reports.
-- Unprepare destroys before the record goes; a failed destroy keeps the record for a retry.
-- Reconcile (after a start, in the background: app/services/hardware_reconcile.py) in two steps:
-  `survey` lists the chips' vNPUs outside the state lock; `restore`, under it, recreates a
-  recorded vNPU that vanished (or reports why it could not). A vNPU no record names was not made
-  by this plugin (an earlier install's, an operator's, one a running container may use): it is
-  reported, never destroyed. The only vNPUs this plugin destroys are those its records name.
+- Record first: the preparer plans (`prepare`, under its state lock), saves the claim's vNPU ids,
+  and only then calls `create`, outside the state lock. A crash leaves either nothing or a record
+  whose vNPU `reconcile` creates (or a retry finds: create is idempotent for the same id and
+  template). One claim never gets two. A failed create undoes what it created; the preparer
+  then removes the record. Unprepare destroys (`take`, `release_taken`) before the record goes;
+  a failed destroy keeps the record for a retry.
+- In parallel across chips: creates and destroys hold a lock per chip, not one per node; on one
+  chip they still run one at a time. A claim whose vNPUs are being created or destroyed is
+  `busy`: another prepare or unprepare of it gets an error to retry, never an answer.
+- One hardware call per create and per destroy: the ids taken are the records' plus those the
+  chip listed that no record named, read by the start-up survey (or the first prepare on a chip
+  not surveyed) and read again only after a create on that chip failed.
+- Reconcile (after a start, in the background: app/services/hardware_reconcile.py): `survey`
+  lists the chips' vNPUs outside the state lock; `restore`, under it, recreates a recorded vNPU
+  that vanished (or reports why it could not). A vNPU no record names (an earlier install's, an
+  operator's, one a running container may use) is reported, never destroyed.
+
+Lock order: the preparer's state lock, then chip locks in sorted chip-name order, then this
+service's `_guard` (a leaf: held for dict updates only). `create` and `release_taken` run
+without the state lock and never take it; `release` and `restore` run under it and take chip
+locks after it. So no cycle can form.
 """
 
+import contextlib
 import logging
-from collections.abc import Iterable
+import threading
+from collections.abc import Callable, Collection, Iterable, Iterator
 
 import attrs
 
@@ -25,7 +38,7 @@ from npu_dra.domain.checkpoint import Checkpoint, PreparedClaim
 from npu_dra.domain.claims import ResourceClaim
 from npu_dra.domain.device import Device, NodeInventory
 from npu_dra.domain.errors import DomainError, PrepareError
-from npu_dra.domain.ids import DeviceName
+from npu_dra.domain.ids import ClaimUID, DeviceName
 from npu_dra.domain.pool import chip_layouts
 from npu_dra.domain.ports import CheckpointStore, VnpuTable
 from npu_dra.domain.prepare import NodeContext, PreparePlan
@@ -57,10 +70,30 @@ class Reconciled:
     foreign: tuple[str, ...]  # vNPUs no record names: left as they are
 
 
+class ChipLocks:
+    """One lock per chip, taken in sorted name order (the order that keeps them deadlock-free)."""
+
+    def __init__(self) -> None:
+        self._guard = threading.Lock()
+        self._locks: dict[DeviceName, threading.Lock] = {}
+
+    @contextlib.contextmanager
+    def holding(self, chips: Iterable[DeviceName]) -> Iterator[None]:
+        with self._guard:
+            locks = [self._locks.setdefault(c, threading.Lock()) for c in sorted(set(chips))]
+        with contextlib.ExitStack() as stack:
+            for lock in locks:
+                stack.enter_context(lock)
+            yield
+
+
 class VnpuService:
     def __init__(self, *, table: VnpuTable, checkpoints: CheckpointStore) -> None:
-        self._table = table
-        self._checkpoints = checkpoints
+        self._table, self._checkpoints = table, checkpoints  # the preparer saves the records
+        self._chips = ChipLocks()
+        self._guard = threading.Lock()  # a leaf: for the two dicts below only
+        self._foreign: dict[DeviceName, frozenset[int]] = {}  # chip -> ids no record named
+        self._busy: dict[ClaimUID, PreparedClaim] = {}  # changed under the state lock only
 
     def claims_vnpu_devices(self, claim: ResourceClaim, node: NodeContext) -> bool:
         return names_vnpu_devices(claim, node, chip_layouts(node.inventory))
@@ -68,46 +101,73 @@ class VnpuService:
     def prepare(
         self, claim: ResourceClaim, node: NodeContext, checkpoint: Checkpoint
     ) -> PreparePlan:
-        """Plan, record, create. The caller (under its state lock) writes the CDI spec and saves
-        the checkpoint with the returned claim, exactly as it would for whole chips."""
+        """Plan (under the caller's state lock) and mark the claim busy: the caller saves the
+        record with the returned claim, then calls `create` (outside the lock) for its vNPUs."""
         layouts = chip_layouts(node.inventory)
         parents = {
             p.parent
             for r in claim.results_for(node.driver)
             if (p := find_vnpu_device(layouts, r.device)) is not None
         }
-        taken = set(checkpoint.vnpus()) | self._listed_ids(node.inventory, parents)
+        taken = set(checkpoint.vnpus()) | self._foreign_ids(node.inventory, parents, checkpoint)
         plan = plan_vnpu_prepare(
             claim, node, layouts, holders=checkpoint.holders(), taken=sorted(taken)
         )
-        self._checkpoints.save(checkpoint=checkpoint.with_claim(plan.claim))
-        created: list[VnpuRecord] = []
-        try:
-            for record in _records(plan.claim):
-                self._table.create(
-                    device=_chip(node.inventory, record), template=record.template,
-                    vnpu_id=record.vnpu_id,
-                )  # fmt: skip
-                created.append(record)
-        except DomainError as error:
-            self._undo(node.inventory, created, checkpoint)
-            raise PrepareError(f"claim {claim.ref}: creating its vNPU failed: {error}") from error
-        if created:
-            log.info(
-                "created vNPU(s) for %s: %s",
-                claim.ref,
-                ", ".join(f"{r.vnpu_id} ({r.template} on {r.chip})" for r in created),
-            )
+        with self._guard:
+            self._busy[claim.ref.uid] = plan.claim
         return plan
 
-    def holds_vnpus(self, claim: PreparedClaim) -> bool:
-        return bool(_records(claim))
+    def create(self, uids: Collection[ClaimUID], inventory: NodeInventory) -> dict[ClaimUID, str]:
+        """Create the vNPUs of the recorded claims among `uids` (outside the state lock), each
+        claim under its chips' locks; the errors of those that failed (their vNPUs undone)."""
+        with self._guard:
+            making = [c for uid, c in self._busy.items() if uid in uids]
+        errors: dict[ClaimUID, str] = {}
+        for claim in making:
+            with self._chips.holding(r.chip for r in _records(claim)):
+                error = self._create_claim(claim, inventory)
+            if error is not None:
+                errors[claim.ref.uid] = error
+        return errors
 
-    def release(self, claim: PreparedClaim, inventory: NodeInventory) -> None:
-        """Destroy the claim's vNPUs (idempotent); DomainError leaves them to a retry."""
-        for record in _records(claim):
-            self._table.destroy(device=_chip(inventory, record), vnpu_id=record.vnpu_id)
-            log.info("destroyed vNPU %d of %s", record.vnpu_id, claim.ref)
+    def forget(self, uids: Iterable[ClaimUID]) -> None:
+        """The claims are no longer busy: created, or their record was never saved or removed."""
+        with self._guard:
+            for uid in uids:
+                self._busy.pop(uid, None)
+
+    def busy(self, claim: PreparedClaim) -> None:
+        """PrepareError while another call is creating or destroying the claim's vNPUs."""
+        with self._guard:
+            if claim.ref.uid in self._busy:
+                why = "another call is creating or destroying its vNPUs; retry"
+                raise PrepareError(f"claim {claim.ref}: {why}")
+
+    def take(self, claims: Iterable[PreparedClaim]) -> list[PreparedClaim]:
+        """Those of `claims` that hold vNPUs no other call is busy with, now busy (the caller
+        holds the state lock; `release_taken` then runs without it, `forget` ends it)."""
+        with self._guard:
+            taken = [c for c in claims if _records(c) and c.ref.uid not in self._busy]
+            self._busy.update((c.ref.uid, c) for c in taken)
+        return taken
+
+    def release_taken(
+        self, claims: Iterable[PreparedClaim], inventory: Callable[[], NodeInventory]
+    ) -> dict[ClaimUID, str]:
+        """Destroy the taken claims' vNPUs, each under its chips' locks; the errors by claim."""
+        errors: dict[ClaimUID, str] = {}
+        for claim in claims:
+            try:
+                self._destroy(claim, inventory)
+            except DomainError as error:
+                log.warning("unprepare %s failed: %s", claim.ref, error)
+                errors[claim.ref.uid] = f"claim {claim.ref}: {error}"
+        return errors
+
+    def release(self, claim: PreparedClaim, inventory: Callable[[], NodeInventory]) -> None:
+        """Destroy the claim's vNPUs, if any (idempotent); DomainError leaves them to a retry."""
+        self.busy(claim)
+        self._destroy(claim, inventory)
 
     def spec(self, claim: PreparedClaim, node: NodeContext) -> CdiSpec:
         return vnpu_cdi_spec(claim.ref.uid, handed_from_record(claim, node), node)
@@ -135,23 +195,57 @@ class VnpuService:
         then, now = survey.snapshot.vnpus(), checkpoint.vnpus()
         problems: list[str] = []
         for vnpu_id, (uid, record) in sorted(now.items()):
-            if vnpu_id in survey.listed or vnpu_id not in then or record.chip not in survey.chips:
+            skip = vnpu_id in survey.listed or vnpu_id not in then or uid in self._busy
+            if skip or record.chip not in survey.chips:  # busy: a call is making or destroying it
                 continue  # there; recorded since the survey (being made); or its chip unlisted
             try:
-                self._table.create(
-                    device=_chip(inventory, record), template=record.template, vnpu_id=vnpu_id
-                )
+                with self._chips.holding([record.chip]):
+                    self._table.create(
+                        device=_chip(inventory, record), template=record.template, vnpu_id=vnpu_id
+                    )
                 log.warning("recreated vNPU %d of claim %s: it had vanished", vnpu_id, uid)
             except DomainError as error:
                 problems.append(
                     f"claim {uid}: vNPU {vnpu_id} vanished and was not recreated: {error}"
                 )
+        others = {i: v for i, v in survey.listed.items() if i not in then and i not in now}
+        with self._guard:  # the table is known now: later prepares list nothing
+            for chip in survey.chips:
+                self._foreign[chip] = frozenset(i for i, (c, _) in others.items() if c == chip)
         foreign = tuple(
-            f"vNPU {vnpu_id} ({vnpu.template}) on {chip}"
-            for vnpu_id, (chip, vnpu) in sorted(survey.listed.items())
-            if vnpu_id not in then and vnpu_id not in now
+            f"vNPU {i} ({vnpu.template}) on {chip}" for i, (chip, vnpu) in sorted(others.items())
         )
         return Reconciled(tuple(problems), foreign)
+
+    def _destroy(self, claim: PreparedClaim, inventory: Callable[[], NodeInventory]) -> None:
+        records = _records(claim)  # the inventory is asked for only where there are some
+        with self._chips.holding(r.chip for r in records):
+            for record in records:
+                self._table.destroy(device=_chip(inventory(), record), vnpu_id=record.vnpu_id)
+                log.info("destroyed vNPU %d of %s", record.vnpu_id, claim.ref)
+
+    def _create_claim(self, claim: PreparedClaim, inventory: NodeInventory) -> str | None:
+        """One hardware call per vNPU (holding its chips' locks); on a failure, undo and re-read
+        the failing chip's vNPUs, so the next plan there sees what the hardware holds."""
+        created: list[VnpuRecord] = []
+        for record in _records(claim):
+            try:
+                self._table.create(
+                    device=_chip(inventory, record), template=record.template,
+                    vnpu_id=record.vnpu_id,
+                )  # fmt: skip
+            except DomainError as error:
+                self._undo(inventory, created)
+                with self._guard:  # read the chip again at its next prepare
+                    self._foreign.pop(record.chip, None)
+                return f"claim {claim.ref}: creating its vNPU failed: {error}"
+            created.append(record)
+        log.info(
+            "created vNPU(s) for %s: %s",
+            claim.ref,
+            ", ".join(f"{r.vnpu_id} ({r.template} on {r.chip})" for r in created),
+        )
+        return None
 
     def _chips_to_survey(self, checkpoint: Checkpoint, inventory: NodeInventory) -> list[Device]:
         """Every usable chip, and any chip a record names: not only those offering vNPUs now (a
@@ -160,13 +254,27 @@ class VnpuService:
         recorded = {record.chip for _, record in checkpoint.vnpus().values()}
         return [d for d in inventory.devices if d.health.usable or d.name in recorded]
 
-    def _listed_ids(self, inventory: NodeInventory, chips: Iterable[DeviceName]) -> set[int]:
-        found = (inventory.get(name) for name in chips)
-        return {v.vnpu_id for chip in found if chip for v in self._table.vnpus(device=chip)}
+    def _foreign_ids(
+        self, inventory: NodeInventory, chips: Iterable[DeviceName], checkpoint: Checkpoint
+    ) -> set[int]:
+        """The ids on `chips` that no record names: listed once per chip (the start-up survey
+        or here, holding the state lock), again only after a failed create there."""
+        ids: set[int] = set()
+        for name in chips:
+            with self._guard:
+                known = self._foreign.get(name)
+            chip = inventory.get(name)
+            if known is None and chip is not None:
+                recorded = checkpoint.vnpus()
+                known = frozenset(
+                    v.vnpu_id for v in self._table.vnpus(device=chip) if v.vnpu_id not in recorded
+                )
+                with self._guard:
+                    self._foreign[name] = known
+            ids |= known or set()
+        return ids
 
-    def _undo(
-        self, inventory: NodeInventory, created: list[VnpuRecord], checkpoint: Checkpoint
-    ) -> None:
+    def _undo(self, inventory: NodeInventory, created: list[VnpuRecord]) -> None:
         for record in created:
             try:
                 self._table.destroy(device=_chip(inventory, record), vnpu_id=record.vnpu_id)
@@ -175,7 +283,6 @@ class VnpuService:
                     "vNPU %d on %s is left behind by a failed prepare (%s): destroy it by hand",
                     record.vnpu_id, record.chip, error,
                 )  # fmt: skip
-        self._checkpoints.save(checkpoint=checkpoint)
 
 
 def _records(claim: PreparedClaim) -> list[VnpuRecord]:

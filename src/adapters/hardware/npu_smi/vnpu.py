@@ -3,7 +3,11 @@
 `info -t template-info` (once per process: templates are fixed by the driver), `info -t
 info-vnpu -i <card> -c <chip>` (the chip's totals, read once, and its vNPUs, read each time),
 `set -t create-vnpu ... -f <template> -v <id>` and `set -t destroy-vnpu ... -v <id>`.
-Create and destroy list first, so repeating either is a no-op rather than an npu-smi error.
+A create or a destroy is one `set` call: npu-smi's own answer says whether it worked. Only
+when it did not is the chip's info-vnpu read, to keep the port's idempotence (the vNPU is
+already there with that template: created; it is already gone: destroyed); a failure that the
+listing does not explain is raised with npu-smi's first line. So a caller that knows the free
+ids (app/services/vnpu.py keeps them) pays one npu-smi call per create and per destroy.
 
 What npu-smi offers is vetted (domain/vnpu/vetting.py) before it is offered: a template or a
 chip's totals that make no good devices are left out and logged once, when first read; the
@@ -24,6 +28,7 @@ from npu_dra.adapters.hardware.npu_smi.parse_vnpu import (
 )
 from npu_dra.adapters.hardware.npu_smi.runner import Command, NpuSmiRunner, describe
 from npu_dra.domain.device import Device
+from npu_dra.domain.errors import DomainError
 from npu_dra.domain.vnpu.instance import Vnpu, id_range
 from npu_dra.domain.vnpu.templates import Template, VnpuOffer
 from npu_dra.domain.vnpu.vetting import vet_offer, vet_templates
@@ -94,25 +99,25 @@ class NpuSmiVnpuTable:
         return self._info(device).vnpus
 
     def create(self, *, device: Device, template: str, vnpu_id: int) -> Vnpu:
-        existing = self._find(device, vnpu_id)
-        if existing is None:
+        try:
             self._set(create_vnpu(device, template, vnpu_id))
-            existing = self._find(device, vnpu_id)
+        except ProbeError as error:
+            existing = self._find(device, vnpu_id, error)
             if existing is None:
+                raise
+            if existing.template != template:
                 raise ProbeError(
-                    f"`{describe(create_vnpu(device, template, vnpu_id))}` said OK, "
-                    f"but `{describe(info_vnpu(device))}` does not list vNPU {vnpu_id}"
-                )
-        if existing.template != template:
-            raise ProbeError(
-                f"vNPU {vnpu_id} on chip {device.name} is a {clipped(existing.template)}, "
-                f"not a {template}"
-            )
-        return existing
+                    f"vNPU {vnpu_id} on chip {device.name} is a {clipped(existing.template)}, "
+                    f"not a {template}"
+                ) from error
+        return Vnpu(vnpu_id, template)
 
     def destroy(self, *, device: Device, vnpu_id: int) -> None:
-        if self._find(device, vnpu_id) is not None:
+        try:
             self._set(destroy_vnpu(device, vnpu_id))
+        except ProbeError as error:
+            if self._find(device, vnpu_id, error) is not None:
+                raise
 
     def _known_templates(self) -> tuple[Template, ...]:
         """template-info's templates, read (and what was left out of them logged) once."""
@@ -129,8 +134,14 @@ class NpuSmiVnpuTable:
     def _info(self, device: Device) -> ChipVnpus:
         return parse_info_vnpu(self._runner.run(info_vnpu(device), timeout=self._timeout))
 
-    def _find(self, device: Device, vnpu_id: int) -> Vnpu | None:
-        return next((v for v in self.vnpus(device=device) if v.vnpu_id == vnpu_id), None)
+    def _find(self, device: Device, vnpu_id: int, failure: ProbeError) -> Vnpu | None:
+        """After a failed `set`: the vNPU as the chip lists it now (None: not there); a chip
+        that cannot be listed either raises the `set`'s failure, with the listing's."""
+        try:
+            vnpus = self.vnpus(device=device)
+        except DomainError as error:
+            raise ProbeError(f"{failure}; and listing the chip failed: {error}") from error
+        return next((v for v in vnpus if v.vnpu_id == vnpu_id), None)
 
     def _set(self, command: Command) -> None:
         output = self._runner.run(command, timeout=self._timeout)
