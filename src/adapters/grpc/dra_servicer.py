@@ -3,9 +3,12 @@
 Contracts the kubelet relies on: the response holds an entry for every claim it sent, keyed by
 the UID string it sent (a claim the kubelet does not get back fails the whole call on its side);
 one bad claim is an error in its own slot, never a failed call; request names lose their
-`/subrequest` suffix; only v1 can carry a device's share ID. A prepare whose caller already gave
-up (its deadline passed while it queued for a worker) is not started: the kubelet unprepares
-such a claim and never asks again, so preparing it now would leave it prepared for good.
+`/subrequest` suffix; only v1 can carry a device's share ID. The answer is a map keyed by UID, so
+a UID the call names under two identities (a valid name and `../x`) could get one answer for
+both: such a UID is refused, for every identity, and nothing about it changes. A prepare whose
+caller already gave up (its deadline passed while it queued for a worker) is not started: the
+kubelet unprepares such a claim and never asks again, so preparing it now would leave it
+prepared for good.
 """
 
 import itertools
@@ -81,16 +84,32 @@ class DraCalls:
 
 
 def _refs(claims: Iterable[WireClaim]) -> tuple[list[ClaimRef], dict[str, Answer]]:
+    """The call's claims as references, one per UID, and the answers of those refused: a UID
+    named under more than one identity, or a reference that is not valid."""
+    names: dict[str, set[tuple[str, str]]] = {}
+    for claim in claims:
+        names.setdefault(claim.uid, set()).add((claim.namespace, claim.name))
     refs: list[ClaimRef] = []
     rejected: dict[str, Answer] = {}
-    for claim in claims:
+    for uid, identities in names.items():  # in the call's order, each UID once
+        if len(identities) > 1:
+            log.warning("a call named UID %.64s as %d claims: refused", uid, len(identities))
+            rejected[uid] = Answer(error=_named_twice(identities))
+            continue
+        ((namespace, name),) = identities
         try:
-            refs.append(
-                ClaimRef(Namespace(claim.namespace), ClaimName(claim.name), ClaimUID(claim.uid))
-            )
+            refs.append(ClaimRef(Namespace(namespace), ClaimName(name), ClaimUID(uid)))
         except DomainError as error:
-            rejected[claim.uid] = Answer(error=f"invalid claim reference: {error}")
+            rejected[uid] = Answer(error=f"invalid claim reference: {error}")
     return refs, rejected
+
+
+def _named_twice(identities: set[tuple[str, str]]) -> str:
+    shown = " and ".join(sorted(f"{ns[:63]}/{name[:63]!r}" for ns, name in identities)[:2])
+    return (
+        f"one UID is named more than once in this call ({len(identities)} claims: {shown}); "
+        "refused for all of them, nothing changed"
+    )
 
 
 class DraPluginV1(v1_grpc.DRAPluginServicer):

@@ -8,7 +8,10 @@ maintainer, every --health-interval) drives what the stream reports. Between tic
 looks at the cache every POLL_S and sends at once when a device's health changed, so a change
 reaches the kubelet within one health interval (plus POLL_S), not a tick later.
 At most MAX_STREAMS streams are open at once (see streams.py), and a stream ends as soon as its
-client goes away, so streams never hold the threads NodePrepareResources needs.
+client goes away, so streams never hold the threads NodePrepareResources needs. A stream open for
+YIELD_AFTER_S gives its slot up to a new one: a client that holds every slot keeps the kubelet's
+stream (retried every 5 s by kubelet v1.34.3, pkg/kubelet/cm/dra/plugin/dra_plugin_manager.go)
+out for no longer than that.
 """
 
 import logging
@@ -26,6 +29,7 @@ log = logging.getLogger(__name__)
 TICK_S = 5.0
 POLL_S = 0.2  # a look at the in-memory cache: no I/O
 MAX_STREAMS = 4  # the kubelet opens one; a restarted kubelet's old one may linger a moment
+YIELD_AFTER_S = 10.0  # a flood of new streams is refused; a slot held this long is given up
 _STATUS = {
     Health.HEALTHY: api_pb2.HEALTHY,
     Health.DEGRADED: api_pb2.HEALTHY,  # a minor alarm; the chip still works
@@ -66,6 +70,7 @@ class DraHealthServicer(api_pb2_grpc.DRAResourceHealthServicer):
         tick_s: float = TICK_S,
         poll_s: float = POLL_S,
         max_streams: int = MAX_STREAMS,
+        yield_after_s: float = YIELD_AFTER_S,
     ) -> None:
         self._inventory = inventory
         self._tick_s = tick_s
@@ -73,7 +78,7 @@ class DraHealthServicer(api_pb2_grpc.DRAResourceHealthServicer):
         self._closing = False
         self._streams: set[threading.Event] = set()
         self._lock = threading.Lock()
-        self.limit = StreamLimit(max_streams, what="DRAResourceHealth")
+        self.limit = StreamLimit(max_streams, what="DRAResourceHealth", yield_after_s=yield_after_s)
 
     def NodeWatchResources(
         self, request: api_pb2.NodeWatchResourcesRequest, context: Any

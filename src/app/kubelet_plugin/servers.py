@@ -2,6 +2,14 @@
 app/wiring/kubelet_plugin.py builds them): each starts when first asked for and stops on
 shutdown. The DRA and registration sockets share one gRPC server; the liveness port, when asked
 for, has its own.
+
+A sync gRPC server runs each call on a thread of its pool, and a call waiting on the API (a
+prepare of new claims, until --claim-fetch-timeout) holds its thread all that time. The pool is
+therefore sized from the two bounds on such waits, claim reads at once (claim_fetch.MAX_READS) and
+health streams (MAX_STREAMS), plus a reserve that nothing long ever holds: GetInfo, unprepares,
+prepares answered from the checkpoint and the liveness check's own calls always find a thread,
+however many pods wait on a dead API server (issue 24: 16 threads, and 16 such prepares stalled
+everything else for 20 s). Threads start only when needed and then stay, idle and asleep.
 """
 
 from collections.abc import Iterator
@@ -19,18 +27,20 @@ from npu_dra.adapters.grpc.registration_server import (
     add_registration,
 )
 from npu_dra.adapters.grpc.resource_health_stream import (
+    MAX_STREAMS,
     DraHealthServicer,
     InventorySource,
     add_dra_health,
 )
 from npu_dra.adapters.grpc.sockets import UnixGrpcServer
+from npu_dra.app.services.claim_fetch import MAX_READS
 from npu_dra.domain.ports import NodeClaims
 
 PLUGIN_VERSIONS = (*DRA_VERSIONS, DRA_HEALTH_VERSION)
 STOP_GRACE_S = 5.0  # in-flight prepares finish; the kubelet retries anything cut off
-# Health streams are bounded (dra_health.MAX_STREAMS), so these always leave threads for
-# prepares, unprepares and liveness calls, however many streams clients try to open.
-DRA_WORKERS = 16
+QUICK_CALL_WORKERS = 16  # calls that never wait on the API: the kubelet's, the liveness check's
+# +1: a stream that made room for a newer one may still be ending (resource_health_stream.py)
+DRA_WORKERS = MAX_READS + MAX_STREAMS + 1 + QUICK_CALL_WORKERS
 DATA_DIR_MODE = 0o700  # the DRA socket and the checkpoint: root only, whatever the umask
 
 

@@ -8,9 +8,16 @@ Once the deadline passed, no worker starts another read of that call.
 
 The workers (`ReadWorkers`) are daemon threads kept between calls: starting a thread for every
 prepare cost about 0.1 ms of CPU, more than the rest of the hand-over. A read stuck in the API
-keeps its worker busy, never a later call: a call that finds no idle worker starts another one
-(up to `max_threads`; past that its reads queue, still under its deadline), and a worker idle for
-`idle_exit_s` ends, so an idle plugin keeps no thread and wakes for none.
+keeps its worker busy, never a later call: a call that finds no idle worker starts another one,
+and a worker idle for `idle_exit_s` ends, so an idle plugin keeps no thread and wakes for none.
+
+At most MAX_READS reads run at once, and a read never queues behind them: during an outage each
+pod's prepare waits here until its deadline, holding one of the DRA server's threads, so this
+bound is what leaves that server threads for everything else (GetInfo, unprepare, prepares of
+claims already prepared, the liveness check: app/kubelet_plugin/servers.py sizes its pool from
+it). A call that finds every reader busy gets an error per new claim at once (the kubelet
+retries), and once a hung API server is back a new claim is read at once, not after the reads
+still stuck in it.
 """
 
 import collections
@@ -27,7 +34,8 @@ log = logging.getLogger(__name__)
 
 Fetched = ResourceClaim | str  # the claim, or why it could not be read
 IDLE_EXIT_S = 5.0  # a burst of calls leaves its extra readers for no longer
-MAX_THREADS = 64
+# Claim reads at once: above the kubelet's default of 110 pods, each starting with a new claim.
+MAX_READS = 128
 
 
 class _Idle:
@@ -45,30 +53,48 @@ class ReadWorkers:
     while fewer than `max_threads` exist. The worker idle the shortest takes the next task, so
     after a burst the extra ones stay idle and end."""
 
-    def __init__(self, *, idle_exit_s: float = IDLE_EXIT_S, max_threads: int = MAX_THREADS):
+    def __init__(self, *, idle_exit_s: float = IDLE_EXIT_S, max_threads: int = MAX_READS):
         self._idle_exit = idle_exit_s
         self._max = max_threads
         self._lock = threading.Lock()
         self._idle: list[_Idle] = []  # a stack: the last one to become idle is woken first
         self._queued: collections.deque[Callable[[], None]] = collections.deque()
         self._threads = 0
+        self._busy = 0  # tasks handed over and not finished
         self._started = 0  # names the threads
+        self._refused = 0  # tasks try_submit turned away since it last took one
 
     @property
     def threads(self) -> int:
         with self._lock:
             return self._threads
 
+    @property
+    def max_threads(self) -> int:
+        return self._max
+
     def submit(self, task: Callable[[], None]) -> None:
+        """Run `task` on a worker; with `max_threads` tasks running it waits for one to end."""
+        self._hand_over(task, refuse_when_busy=False)
+
+    def try_submit(self, task: Callable[[], None]) -> bool:
+        """Run `task` on a worker at once, or, with `max_threads` tasks running, run nothing
+        and answer False: the caller is never queued behind reads stuck in a hung server."""
+        return self._hand_over(task, refuse_when_busy=True)
+
+    def _hand_over(self, task: Callable[[], None], *, refuse_when_busy: bool) -> bool:
         with self._lock:
+            if refuse_when_busy and not self._admit():
+                return False
+            self._busy += 1
             if self._idle:
                 waiting = self._idle.pop()
                 waiting.task = task
                 waiting.ready.set()
-                return
+                return True
             if self._threads >= self._max:
                 self._queued.append(task)  # the next worker to finish takes it
-                return
+                return True
             self._threads += 1
             self._started += 1
             name = f"claim-get-{self._started}"
@@ -81,6 +107,24 @@ class ReadWorkers:
             log.warning(
                 "cannot start a claim-read thread (%s): the read waits for a busy one", error
             )
+        return True
+
+    def _admit(self) -> bool:
+        """Whether a reader is free (holding the lock); says once when they all became busy
+        and once when one is free again, never once per call."""
+        if self._busy >= self._max:
+            if not self._refused:
+                log.warning(
+                    "all %d claim reads are waiting for the API server: new claims are "
+                    "refused at once (the kubelet retries) until one ends",
+                    self._max,
+                )
+            self._refused += 1
+            return False
+        if self._refused:
+            log.info("claim reads free again; %d refused meanwhile", self._refused)
+            self._refused = 0
+        return True
 
     def _work(self, task: Callable[[], None]) -> None:
         me = _Idle()
@@ -90,6 +134,7 @@ class ReadWorkers:
             except Exception:  # the tasks catch their own errors; never lose the worker
                 log.exception("a claim-read task failed")
             with self._lock:
+                self._busy -= 1
                 if self._queued:
                     task = self._queued.popleft()
                     continue
@@ -114,7 +159,8 @@ def fetch_claims(
     workers: ReadWorkers,
 ) -> dict[ClaimUID, Fetched]:
     """Each claim of `refs`, or an error naming it; returns within about `deadline_s`.
-    At most `concurrency` of them are read at once."""
+    At most `concurrency` of them are read at once, fewer if other calls' reads hold the
+    readers; with none free, every new claim gets its error at once."""
     unique = list({ref.uid: ref for ref in refs}.values())
     if not unique:
         return {}
@@ -134,8 +180,9 @@ def fetch_claims(
                 results[ref.uid] = outcome
                 finished.notify_all()
 
-    for _ in range(min(concurrency, len(unique))):
-        workers.submit(work)
+    readers = sum(workers.try_submit(work) for _ in range(min(concurrency, len(unique))))
+    if not readers:
+        return {ref.uid: _no_reader(ref, workers.max_threads) for ref in refs}
     with finished:
         finished.wait_for(
             lambda: len(results) >= len(unique), timeout=max(end - time.monotonic(), 0)
@@ -148,6 +195,13 @@ def _late(ref: ClaimRef, deadline_s: float) -> str:
     return (
         f"claim {ref}: the API server did not answer within {deadline_s:g}s; not prepared "
         "(the kubelet retries)"
+    )
+
+
+def _no_reader(ref: ClaimRef, reads: int) -> str:
+    return (
+        f"claim {ref}: not read: the API server did not answer the {reads} claim reads already "
+        "waiting for it; not prepared (the kubelet retries)"
     )
 
 

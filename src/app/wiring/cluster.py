@@ -11,6 +11,8 @@ if TYPE_CHECKING:
     from npu_dra.adapters.cluster.memory import MemoryCluster
     from npu_dra.domain.metrics import PluginMetrics
 
+READ_GRACE_S = 1.0
+
 
 def memory_cluster() -> "MemoryCluster":
     from npu_dra.adapters.cluster.memory import MemoryCluster
@@ -33,7 +35,10 @@ def kube_api(kubeconfig: str) -> Iterator[object]:
 def kube_cluster(
     api: object, settings: Settings, metrics: "Callable[[], PluginMetrics]"
 ) -> ClusterApi:
-    """The API adapter; where /metrics is served its retries are counted."""
+    """The API adapter; where /metrics is served its retries are counted. A claim read gives up
+    just after the prepare waiting for it does (--claim-fetch-timeout), so no read stuck in a
+    hung server outlives its call by more than READ_GRACE_S (and the call's own deadline, not
+    the read's, is what the kubelet is told)."""
     from npu_dra.adapters.cluster.kube.cluster import KubeCluster
 
     on_retry = None
@@ -43,7 +48,11 @@ def kube_cluster(
         def on_retry(operation: str) -> None:
             counted.api_retry(operation=operation)
 
-    return KubeCluster(api, on_retry=on_retry)  # type: ignore[arg-type]
+    return KubeCluster(
+        api,  # type: ignore[arg-type]
+        read_budget_s=settings.claim_fetch_timeout + READ_GRACE_S,
+        on_retry=on_retry,
+    )
 
 
 def kube_taint_support(api: object) -> DeviceTaintSupport:

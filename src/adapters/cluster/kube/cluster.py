@@ -57,15 +57,22 @@ def whole_pool(stored: Sequence[ResourceSlice]) -> bool:
 
 
 class KubeCluster:
+    """`read_budget_s` bounds a single-object read, retries and each request's timeout
+    included (default: `retry_budget_s`). The kubelet plugin gives it the claim-read deadline:
+    a read stuck in a hung server is then abandoned, its connection closed, when the prepare
+    waiting for it gives up, instead of holding a reader (and the connection) longer."""
+
     def __init__(
         self,
         api: client.ApiClient,
         *,
         retry_budget_s: float = 30.0,
+        read_budget_s: float | None = None,
         on_retry: Callable[[str], None] | None = None,
     ) -> None:
         self._api = single_try(api)
         self._budget = retry_budget_s
+        self._read_budget = retry_budget_s if read_budget_s is None else read_budget_s
         self._on_retry = on_retry  # hears the operation of each retried API call
 
     def _retries(self, operation: str) -> Callable[[], None] | None:
@@ -245,5 +252,5 @@ class KubeCluster:
             return obj
 
         return with_retries(
-            f"reading {what}", fetch, budget_s=self._budget, on_retry=self._retries("read")
+            f"reading {what}", fetch, budget_s=self._read_budget, on_retry=self._retries("read")
         )
