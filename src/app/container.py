@@ -48,7 +48,6 @@ from npu_dra.app.wiring.node import (
     checkpoint_file,
     checkpoint_memory,
     metered,
-    node_profile,
     prometheus_metrics,
     served_metrics,
     static_cdi_files,
@@ -58,6 +57,7 @@ from npu_dra.app.wiring.node import (
 from npu_dra.app.wiring.simulate import selector_evaluator
 from npu_dra.domain.ids import DriverName, NodeName
 from npu_dra.domain.ports import ClusterApi, DeviceTaintSupport, EventRecorder
+from npu_dra.domain.profile import node_profile
 
 if TYPE_CHECKING:
     from npu_dra.adapters.metrics.prometheus import PrometheusMetrics

@@ -244,6 +244,12 @@ def profile_named(name: str) -> DeviceProfile:
     return PROFILES[name]
 
 
+def node_profile(name: str, runtime_visible_devices: str) -> DeviceProfile:
+    """`--device-profile` with `--runtime-visible-devices` applied: what both plugins' CDI
+    content and Allocate answers are computed with."""
+    return with_runtime_ids(profile_named(name), runtime_visible_devices)
+
+
 def backend_mismatch(backend: str, profile: str) -> str | None:
     """Why the real `backend` (`npu-smi`, also spelled `npu_smi`, `dcmi` or `nvml`) cannot
     serve `profile`, or None when it can or is no real backend (`auto`, which picks among the

@@ -14,13 +14,13 @@ from npu_dra.adapters.grpc.device_plugin.wire import KUBELET_SOCKET
 from npu_dra.app.device_plugin.health_monitor import HealthMonitor
 from npu_dra.app.device_plugin.registration_supervisor import DevicePluginRuntime, ResourcePlugin
 from npu_dra.app.options import Settings
-from npu_dra.app.wiring.node import node_profile
 from npu_dra.domain.cdi import cdi_kind, runtime_edits
 from npu_dra.domain.classic_resources import by_family, resource_names, socket_name
 from npu_dra.domain.device_plugin_allocation import AllocateSettings
 from npu_dra.domain.ids import DriverName
 from npu_dra.domain.metrics import PluginMetrics
 from npu_dra.domain.ports import HardwareProbe, StaticCdiSpecs
+from npu_dra.domain.profile import node_profile
 from npu_dra.domain.static_cdi import static_spec
 
 log = logging.getLogger(__name__)

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 from npu_dra.app.options import Settings
 from npu_dra.app.services.metered import MeteredNodeClaims
 from npu_dra.domain.ports import CdiStore, CheckpointStore, NodeClaims, StaticCdiSpecs
-from npu_dra.domain.profile import DeviceProfile, profile_named, with_runtime_ids
+from npu_dra.domain.profile import DeviceProfile
 
 if TYPE_CHECKING:
     from npu_dra.adapters.metrics.prometheus import PrometheusMetrics
@@ -17,12 +17,6 @@ if TYPE_CHECKING:
     from npu_dra.domain.metrics import PluginMetrics
 
 CHECKPOINT_FILE = "checkpoint.json"
-
-
-def node_profile(device_profile: str, runtime_visible_devices: str) -> DeviceProfile:
-    """`--device-profile` with `--runtime-visible-devices` applied: what both plugins' CDI
-    content and Allocate answers are computed with."""
-    return with_runtime_ids(profile_named(device_profile), runtime_visible_devices)
 
 
 # -- state on disk (or in memory, for the simulation) -------------------------------------------

@@ -145,7 +145,7 @@ def test_the_default_is_unset_and_an_unknown_mode_names_the_flag() -> None:
 
 def test_the_flag_offers_exactly_these_modes_and_the_wiring_applies_one() -> None:
     from npu_dra.app.options.kubelet import RUNTIME_VISIBLE_DEVICES, RUNTIME_VISIBLE_DEVICES_MODES
-    from npu_dra.app.wiring.node import node_profile
+    from npu_dra.domain.profile import node_profile
 
     assert RUNTIME_VISIBLE_DEVICES_MODES == RUNTIME_IDS
     assert RUNTIME_VISIBLE_DEVICES.default == RUNTIME_IDS_UNSET
