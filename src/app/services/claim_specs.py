@@ -40,8 +40,8 @@ class ClaimSpecs:
         while another call is still creating its vNPUs (the record is there, they may not be)."""
         if self._vnpus is not None:
             self._vnpus.busy(claim)
-        if self.lost(claim):
-            self.rewrite(claim)
+        if self.lost(claim):  # nothing readable there: write without reading it again
+            self._write(claim, self._spec_of(claim))
 
     def discard(self, uids: Iterable[ClaimUID]) -> None:
         """Remove the specs of claims whose prepare is undone; a failure is logged, not raised."""
@@ -82,9 +82,12 @@ class ClaimSpecs:
             current = None
         if current == spec:
             return False
+        self._write(claim, spec)
+        return True
+
+    def _write(self, claim: PreparedClaim, spec: CdiSpec) -> None:
         self._cdi.write(uid=claim.ref.uid, spec=spec)
         log.info("rewrote CDI spec of %s", claim.ref)
-        return True
 
     def _missing(self, uid: ClaimUID) -> bool:
         try:
