@@ -59,3 +59,13 @@ def test_vnpu_reaches_the_plugins_flag(helm: Helm, value: str) -> None:
     assert "--vnpu=templates" in argv
     default = expanded_argv(only(helm.template(), "DaemonSet"), {"NODE_NAME": "node-a"})
     assert not any(a.startswith(("--vnpu", "--partitions")) for a in default)
+
+
+def test_runtime_visible_devices_reaches_the_plugins_flag(helm: Helm) -> None:
+    daemonset = only(helm.template(set_values=["runtimeVisibleDevices=container"]), "DaemonSet")
+    argv = expanded_argv(daemonset, {"NODE_NAME": "node-a"})
+    assert settings_from(build_parser().parse_args(argv[1:])).runtime_visible_devices == "container"
+    default = expanded_argv(only(helm.template(), "DaemonSet"), {"NODE_NAME": "node-a"})
+    assert not any(a.startswith("--runtime-visible-devices") for a in default)
+    with pytest.raises(HelmError, match="runtimeVisibleDevices"):
+        helm.template(set_values=["runtimeVisibleDevices=host"])
