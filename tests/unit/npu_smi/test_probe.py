@@ -295,3 +295,17 @@ def test_a_failing_cheap_re_probe_is_the_probe_error(tmp_path: Path) -> None:
     host.npu_smi.set_answer(INFO, exit=1, stdout="", stderr="dcmi init failed\n")
     with pytest.raises(ProbeError, match="dcmi init failed"):
         probe.probe()
+
+
+def test_a_chip_name_longer_than_an_attribute_may_be_is_an_error_quoted_short(
+    tmp_path: Path,
+) -> None:
+    """#24: a chip name is published as the `chipName` attribute, which resource.k8s.io/v1
+    bounds at 64 characters; a longer one would fail every publish, so the probe refuses it."""
+    host = Host(tmp_path, "910B4_8npu")
+    long_name = "910B4" + "x" * 5000
+    info = recorded(FIXTURES / "npu-smi-info_910B4_8npu.txt").replace("910B4 ", long_name + " ", 1)
+    host.npu_smi.set_answer(INFO, stdout=info)
+    with pytest.raises(ProbeError, match="chip name longer than 64 characters") as raised:
+        host.probe()
+    assert len(str(raised.value)) < 400

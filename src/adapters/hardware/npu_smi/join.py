@@ -31,6 +31,9 @@ log = logging.getLogger(__name__)
 ChipKey = tuple[int, int]  # (NPU id, chip index)
 NumaLookup = Callable[[str | None, frozenset[int] | None], int | None]
 MIB = 2**20
+# chipName is published as a device attribute: resource.k8s.io/v1 bounds a string attribute
+# at 64 characters (DeviceAttributeMaxValueLength), so a longer name would fail every publish.
+MAX_CHIP_NAME = 64
 
 
 @attrs.frozen
@@ -84,6 +87,8 @@ def _device(chip: InfoChip, ids: Ids, key: ChipKey, context: Context) -> Device:
     memory_mib = chip.memory_mib or context.memory.get(key)
     if memory_mib is None:
         raise bad_line(INFO_COMMAND, chip.line, "no memory size in any npu-smi reply")
+    if len(chip.name) > MAX_CHIP_NAME:
+        raise bad_line(INFO_COMMAND, chip.line, f"chip name longer than {MAX_CHIP_NAME} characters")
     facts = CHIPS.get(chip.name)
     return Device(
         name=DeviceName(f"npu-{ids.physical}"),
