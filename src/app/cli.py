@@ -7,6 +7,7 @@ Kubernetes client or the CEL runtime.
 
 import argparse
 import importlib
+import os
 import sys
 from collections.abc import Sequence
 
@@ -27,7 +28,8 @@ class _Version(argparse.Action):
             text = version(DISTRIBUTION)
         except PackageNotFoundError:
             text = "unknown (not installed)"
-        parser.exit(message=f"npu-dra {text}\n")
+        print(f"npu-dra {text}")  # on stdout, as `kubectl version` and `helm version` do
+        parser.exit()
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -45,14 +47,30 @@ def build_parser() -> argparse.ArgumentParser:
 BAD_USAGE = 2
 
 
+# A reader that went away (`npu-dra discover | head`): the shell's code for SIGPIPE.
+CLOSED_PIPE = 128 + 13
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
     try:
-        code: int = args.func(args)
-    except OptionError as error:  # flags that parse alone but not together
-        print(f"npu-dra {args.command}: {error}", file=sys.stderr)
-        return BAD_USAGE
+        args = build_parser().parse_args(argv)
+        try:
+            code: int = args.func(args)
+        except OptionError as error:  # flags that parse alone but not together
+            print(f"npu-dra {args.command}: {error}", file=sys.stderr)
+            return BAD_USAGE
+        sys.stdout.flush()
+    except BrokenPipeError:
+        return _reader_gone()
     return code
+
+
+def _reader_gone() -> int:
+    """Quiet, as Unix tools are when their reader exits early: what is still buffered goes to
+    /dev/null, so the interpreter's own flush at exit cannot raise into a closed pipe again."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    return CLOSED_PIPE
 
 
 if __name__ == "__main__":

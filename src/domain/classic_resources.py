@@ -1,14 +1,12 @@
 """The classic device plugin's resources: one per chip family (`huawei.com/Ascend910`), each
 served on its own socket, their names overridable per family."""
 
-import re
 from collections.abc import Iterable
 
 from npu_dra.domain.device import Device
 from npu_dra.domain.errors import DomainError
+from npu_dra.domain.names import extended_resource_problem
 from npu_dra.domain.profile import profile_named
-
-_RESOURCE = re.compile(r"^[a-z0-9]([-a-z0-9.]*[a-z0-9])?/[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$")
 
 
 class BadResourceName(DomainError, ValueError):
@@ -41,6 +39,6 @@ def resource_names(families: Iterable[str], *, override: str, prefix: str) -> di
         pairs = (p.partition("=") for p in override.split(",") if p.strip())
         names |= {f.strip(): n.strip() for f, _, n in pairs if f.strip() in names}
     for name in names.values():
-        if not _RESOURCE.match(name) or name.split("/")[0].endswith("kubernetes.io"):
-            raise BadResourceName(f"resource name {name!r} is not an extended resource name")
+        if problem := extended_resource_problem(name):
+            raise BadResourceName(f"{name!r} is not an extended resource name: {problem}")
     return names

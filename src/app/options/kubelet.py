@@ -4,7 +4,7 @@ both plugins' containers get.
 """
 
 from npu_dra.app.options.option import Option, directory
-from npu_dra.app.options.values import driver_mounts, one_of, switch
+from npu_dra.app.options.values import driver_mounts, one_of, resource_names, switch
 
 # domain/profile.py's RUNTIME_IDS (the rule and its sources), spelled here so `--help` needs no
 # domain import; a unit test keeps the two equal.
@@ -50,7 +50,7 @@ DEVICE_PLUGIN = (
         ("--resource-name",),
         "override the resource names: NAME, or FAMILY=NAME,... per chip family",
         "",
-        str.strip,
+        resource_names,
         "RESOURCE_NAME",
     ),
     Option(

@@ -12,6 +12,8 @@ from typing import TYPE_CHECKING
 from npu_dra.app.options.option import Option, directory
 from npu_dra.app.options.values import (
     DEVICE_PROFILES,
+    THIS_HOST,
+    driver_name,
     hardware,
     one_of,
     positive_seconds,
@@ -64,7 +66,7 @@ FAULT_CODES = Option(
 
 
 NODE = (
-    Option("node_name", ("--node-name",), "this node's name", "", this_host, "NODE_NAME"),
+    Option("node_name", ("--node-name",), "this node's name", THIS_HOST, this_host, "NODE_NAME"),
     Option(
         "device_profile",
         ("--device-profile",),
@@ -79,7 +81,8 @@ NODE = (
         "DRA driver name (CDI vendor k8s.<driver>); empty: the profile's "
         "(npu.huawei.com, gpu.npu-dra.io)",
         "",
-        env="DRIVER_NAME",
+        driver_name,
+        "DRIVER_NAME",
     ),
     Option(
         "hardware",

@@ -148,6 +148,38 @@ def optional_path(text: str) -> Path | None:
     return Path(text) if text else None
 
 
+# The node name's default: this host's name, which is the kubelet's default too. Not a valid
+# node name, so an explicit `--node-name=` (or NODE_NAME='') cannot be mistaken for it.
+THIS_HOST = "(host name)"
+
+
 def this_host(text: str) -> str:
-    """The node name; empty means this host's name, which is the kubelet's default too."""
-    return text or socket.gethostname()
+    """The node name as the API server will check it; THIS_HOST means this host's name."""
+    from npu_dra.domain.names import node_name_problem
+
+    name = socket.gethostname() if text == THIS_HOST else text
+    if problem := node_name_problem(name):
+        hint = " (leave --node-name and NODE_NAME unset for this host's name)" if not name else ""
+        raise argparse.ArgumentTypeError(f"node name {name!r} {problem}{hint}")
+    return name
+
+
+def driver_name(text: str) -> str:
+    """A DRA driver name the API server accepts; empty means the profile's own."""
+    from npu_dra.domain.names import driver_name_problem
+
+    if text and (problem := driver_name_problem(text)):
+        raise argparse.ArgumentTypeError(f"driver name {text!r} {problem}")
+    return text
+
+
+def resource_names(text: str) -> str:
+    """`--resource-name`: NAME or FAMILY=NAME,...; every NAME an extended resource name."""
+    from npu_dra.domain.names import extended_resource_problem
+
+    pairs = (item.partition("=") for item in text.split(",") if item.strip())
+    for family, equals, after in pairs:
+        name = (after if equals else family).strip()
+        if problem := extended_resource_problem(name):
+            raise argparse.ArgumentTypeError(f"resource name {name!r} {problem}")
+    return text.strip()
