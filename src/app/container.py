@@ -140,6 +140,7 @@ class NodeContainer(containers.DeclarativeContainer):
         metrics=counted,
         backend=settings.provided.hardware.kind,
         events=event_sink,
+        node=node_name,
     )
 
     # The kubelet plugin: publishing, its two sockets on one gRPC server, liveness and metrics.
@@ -155,7 +156,11 @@ class NodeContainer(containers.DeclarativeContainer):
         state=registration,
     )
     liveness_server = providers.Resource(
-        running_liveness, settings=settings, state=registration, serving=plugin_server
+        running_liveness,
+        settings=settings,
+        state=registration,
+        serving=plugin_server,
+        maintainer=maintainer,
     )
     metrics_server = providers.Resource(
         running_metrics,

@@ -1,7 +1,8 @@
 """What the plugin tells people through Kubernetes Events, computed from what happened.
 
-Two kinds: on the Node, every device whose health changed between two probes (Warning when it
-became unusable, Normal when it recovered); on a ResourceClaim, a prepare that failed for a
+On the Node: every device whose health changed between two probes (Warning when it became
+unusable, Normal when it recovered), and the hardware itself going away (npu-smi or the driver
+library missing or failing) and coming back. On a ResourceClaim, a prepare that failed for a
 reason its owner can act on: the allocation points at a device that is unhealthy, gone or held
 by another claim, and deleting and recreating the claim (or its pod) gets a fresh allocation.
 Failures that are the operator's (API server down, a bug) stay in logs and metrics.
@@ -66,6 +67,15 @@ def health_events(before: NodeInventory, after: NodeInventory) -> tuple[ClusterE
             )
         )
     return tuple(events)
+
+
+def hardware_event(node: str, problem: str | None) -> ClusterEvent:
+    """On the Node: the hardware stopped giving an inventory (`problem`), or gives one again."""
+    regarding = Regarding("Node", node)
+    if problem is None:
+        return ClusterEvent(regarding, "HardwareAvailable", "the node's devices answer again")
+    note = f"{problem}; the plugin reports not ready until the hardware answers"
+    return ClusterEvent(regarding, "HardwareUnavailable", note[:MAX_NOTE], EventType.WARNING)
 
 
 def prepare_failure_event(ref: ClaimRef, error: str) -> ClusterEvent | None:

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from npu_dra.adapters.grpc.liveness_server import LIVENESS_SERVICES
+from npu_dra.adapters.grpc.liveness_server import LIVENESS_SERVICES, READINESS_SERVICE
 from npu_dra.app.cli import build_parser
 from npu_dra.app.options import COMMANDS, OPTIONS, Hardware, Settings, settings_from
 from tests.deploy.objects import (
@@ -86,6 +86,12 @@ def test_the_liveness_probe_asks_the_plugins_health_service_on_its_port() -> Non
     assert probe["port"] == settings().healthcheck_port > 0
     assert probe["service"] in LIVENESS_SERVICES
     assert [p["containerPort"] for p in spec["ports"]] == [probe["port"]]
+
+
+def test_the_readiness_probe_asks_the_plugins_readiness_service_on_the_same_port() -> None:
+    spec = container(daemonset())
+    probe = spec["readinessProbe"]["grpc"]
+    assert (probe["port"], probe["service"]) == (settings().healthcheck_port, READINESS_SERVICE)
 
 
 def test_a_rolling_update_never_runs_two_plugin_pods_on_a_node() -> None:

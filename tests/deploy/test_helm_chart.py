@@ -116,6 +116,7 @@ def test_values_reach_the_plugins_flags_and_mounts(helm: Helm) -> None:
     assert mounts["/opt/Ascend"] == "/opt/Ascend"
     spec = container(daemonset)
     assert spec["livenessProbe"]["grpc"]["port"] == 52000
+    assert spec["readinessProbe"]["grpc"] == {"port": 52000, "service": "readiness"}
     library_path = next(e["value"] for e in spec["env"] if e["name"] == "LD_LIBRARY_PATH")
     assert all(p.startswith("/opt/Ascend/") for p in library_path.split(":"))
     pod = daemonset["spec"]["template"]["spec"]
@@ -132,6 +133,7 @@ def test_healthcheck_port_minus_one_renders_no_probe(helm: Helm) -> None:
     rendered = helm.template(set_values=["healthcheckPort=-1"])
     spec = container(only(rendered, "DaemonSet"))
     assert "livenessProbe" not in spec
+    assert "readinessProbe" not in spec
     assert "ports" not in spec
     assert kubelet_plugin_settings(rendered).healthcheck_port == -1
 

@@ -4,6 +4,10 @@ A process can be alive while its sockets are gone or its servers are wedged, so 
 own registration socket (GetInfo) and DRA socket (an empty NodePrepareResources) over the unix
 sockets, exactly as the kubelet would, and reports NOT_SERVING if either does not answer in
 time or the kubelet rejected our registration.
+
+The same port answers "readiness": NOT_SERVING while the plugin cannot serve claims for a reason
+it knows (no inventory from the hardware, the pool not published yet), so the pod shows 0/1
+READY instead of looking healthy; the reason is logged once per change, not on every check.
 """
 
 import logging
@@ -24,6 +28,7 @@ from npu_dra.adapters.grpc.sockets import unix_target
 log = logging.getLogger(__name__)
 
 LIVENESS_SERVICES = ("", "liveness")
+READINESS_SERVICE = "readiness"
 CALL_TIMEOUT_S = 1.0
 
 
@@ -63,17 +68,37 @@ class LivenessProbe:
 
 
 class LivenessServicer(health_pb2_grpc.HealthServicer):  # type: ignore[misc]
-    def __init__(self, probe: LivenessProbe) -> None:
+    def __init__(
+        self, probe: LivenessProbe, readiness: Callable[[], str | None] = lambda: None
+    ) -> None:
         self._probe = probe
+        self._readiness = readiness
+        self._unready: str | None = None  # the reason last logged
 
     def Check(self, request: Any, context: Any) -> Any:
+        if request.service == READINESS_SERVICE:
+            return _answer(self._ready())
         if request.service not in LIVENESS_SERVICES:
             context.abort(grpc.StatusCode.NOT_FOUND, f"unknown service {request.service!r}")
         problem = self._probe.problem()
-        if problem is None:
-            return health_pb2.HealthCheckResponse(status=health_pb2.HealthCheckResponse.SERVING)
-        log.warning("liveness check failed: %s", problem)
-        return health_pb2.HealthCheckResponse(status=health_pb2.HealthCheckResponse.NOT_SERVING)
+        if problem is not None:
+            log.warning("liveness check failed: %s", problem)
+        return _answer(problem is None)
+
+    def _ready(self) -> bool:
+        problem = self._readiness()
+        if problem != self._unready:
+            if problem is None:
+                log.info("ready: %s no longer holds", self._unready)
+            else:
+                log.warning("not ready: %s", problem)
+            self._unready = problem
+        return problem is None
+
+
+def _answer(serving: bool) -> Any:
+    response = health_pb2.HealthCheckResponse
+    return response(status=response.SERVING if serving else response.NOT_SERVING)
 
 
 class LivenessServer:

@@ -18,11 +18,13 @@ from npu_dra.adapters.grpc.device_plugin.server import SocketServer
 from npu_dra.adapters.grpc.device_plugin.servicer import DevicePluginService
 from npu_dra.adapters.grpc.device_plugin.watcher import KubeletSocketWatcher
 from npu_dra.app.device_plugin.health_monitor import HealthMonitor
+from npu_dra.app.services.backoff import Backoff
 
 log = logging.getLogger(__name__)
 
 SUPERVISE_S = 0.25
-RETRY_S = 1.0  # between failed Register attempts while kubelet.sock stays the same
+RETRY_S = 1.0  # the first wait after a failed Register while kubelet.sock stays the same
+RETRY_MAX_S = 30.0  # the waits double (jittered) up to this
 STREAM_GRACE_S = 3.0  # no ListAndWatch stream for this long after one ended: register again
 
 
@@ -37,6 +39,8 @@ class ResourcePlugin:
         self.server = server
         self.registered = threading.Event()
         self._retry_at = 0.0
+        self._backoff = Backoff(RETRY_S, RETRY_MAX_S)
+        self._said: str | None = None  # the registration failure last logged
 
     @property
     def endpoint(self) -> str:
@@ -72,9 +76,14 @@ class ResourcePlugin:
         try:
             register(kubelet.path, endpoint=self.endpoint, resource_name=self.resource_name)
         except RegistrationFailed as error:
-            log.warning("%s; retrying in %.0fs", error, RETRY_S)
-            self._retry_at = time.monotonic() + RETRY_S
+            wait = self._backoff.next()
+            level = logging.WARNING if str(error) != self._said else logging.DEBUG
+            log.log(level, "%s; retrying in %.1fs (less often after)", error, wait)
+            self._said = str(error)
+            self._retry_at = time.monotonic() + wait
             return
+        self._backoff.reset()
+        self._said = None
         log.info(
             "registered %s at %s (endpoint %s)", self.resource_name, kubelet.path, self.endpoint
         )

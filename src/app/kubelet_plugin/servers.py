@@ -12,7 +12,7 @@ however many pods wait on a dead API server (issue 24: 16 threads, and 16 such p
 everything else for 20 s). Threads start only when needed and then stay, idle and asleep.
 """
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -82,7 +82,13 @@ def serve_plugin_sockets(
 
 
 def serve_liveness(
-    *, host: str, port: int, registration: Path, dra: Path, state: RegistrationState
+    *,
+    host: str,
+    port: int,
+    registration: Path,
+    dra: Path,
+    state: RegistrationState,
+    readiness: Callable[[], str | None] = lambda: None,
 ) -> Iterator[LivenessServer | None]:
     if port < 0:
         yield None
@@ -90,7 +96,7 @@ def serve_liveness(
     probe = LivenessProbe(
         registration_socket=registration, dra_socket=dra, registration_failure=state.failure
     )
-    server = LivenessServer(LivenessServicer(probe), host=host, port=port)
+    server = LivenessServer(LivenessServicer(probe, readiness), host=host, port=port)
     server.start()
     try:
         yield server

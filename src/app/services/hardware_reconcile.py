@@ -13,6 +13,7 @@ import logging
 import threading
 from collections.abc import Callable
 
+from npu_dra.app.services.backoff import Backoff
 from npu_dra.app.services.event_sink import EventSink
 from npu_dra.app.services.restart_repair import RepairReport, log_report
 from npu_dra.domain.errors import DomainError
@@ -60,16 +61,16 @@ class HardwareReconcile:
 
     def run(self) -> None:
         """Until a pass runs with the hardware answering, or stop()."""
-        delay, said = self._first, None
+        backoff, said = Backoff(self._first, max(self._first, self._max)), None
         while not self._stop.is_set():
             report = self._try()
+            delay = backoff.next()
             said = self._tell(report, said, delay)
             if report.waiting is None:
                 self.finished.set()
                 return
             if self._stop.wait(delay):
                 return
-            delay = min(delay * 2, self._max)
 
     def _try(self) -> RepairReport:
         try:

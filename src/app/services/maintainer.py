@@ -4,11 +4,16 @@ deleted by someone else.
 
 Publishing never blocks serving: the plugin serves both sockets from its checkpoint while this
 worker publishes in the background. A publish that fails (the API server is down) is tried
-again every `retry_s` until one succeeds, so the pool is back within about a second of the API
-server coming back, and a restart during an outage never crash-loops. Where the hardware gives
-no inventory to publish (npu-smi failing or hung: each probe costs up to --probe-timeout), the
-tries back off instead, doubling up to `hardware_retry_max_s`. A failure is logged when it
-first happens and when it changes, not on every try.
+again after `retry_s`, doubling up to `publish_retry_max_s` (8 s: the pool is back within a few
+seconds of the API server coming back, and a cluster's plugins do not hammer it while it
+recovers), and a restart during an outage never crash-loops. Where the hardware gives no
+inventory to publish (npu-smi or the driver library missing, failing or hung: each probe costs
+up to --probe-timeout), the tries double up to `hardware_retry_max_s`. Every wait is jittered. A
+failure is logged when it first happens and when it changes, not on every try.
+
+Until the pool is published, and while the hardware gives no inventory, the plugin is not ready:
+`readiness_problem` says why (the health port's "readiness" service answers NOT_SERVING, so the
+pod shows 0/1 READY), and a Node Event says when the hardware went away and came back.
 
 One worker thread does every publish, so probes and syncs never overlap; wake-ups that arrive
 while it works are merged into one more sync.
@@ -19,11 +24,12 @@ import threading
 import time
 from collections.abc import Iterator
 
+from npu_dra.app.services.backoff import Backoff
 from npu_dra.app.services.event_sink import EventSink
 from npu_dra.app.services.inventory import InventoryCache
 from npu_dra.app.services.publisher import PoolPublisher
 from npu_dra.domain.errors import DomainError
-from npu_dra.domain.events import health_events
+from npu_dra.domain.events import hardware_event, health_events
 from npu_dra.domain.ids import DriverName, NodeName
 from npu_dra.domain.metrics import PluginMetrics
 from npu_dra.domain.ports import SliceWatcher
@@ -31,7 +37,9 @@ from npu_dra.domain.ports import SliceWatcher
 log = logging.getLogger(__name__)
 
 RETRY_S = 0.5
+PUBLISH_RETRY_MAX_S = 8.0
 HARDWARE_RETRY_MAX_S = 60.0
+NOT_PUBLISHED = "the pool is not published yet"
 STOP_WAIT_S = 2.0  # a publish stuck on a dead API server is not waited for (daemon thread)
 
 
@@ -44,17 +52,20 @@ class PoolMaintainer:
         interval_s: float,
         retry_s: float = RETRY_S,
         hardware_retry_max_s: float = HARDWARE_RETRY_MAX_S,
+        publish_retry_max_s: float = PUBLISH_RETRY_MAX_S,
         metrics: PluginMetrics | None = None,
         backend: str = "",
         events: EventSink | None = None,
+        node: NodeName | None = None,
     ) -> None:
         self._inventory = inventory
         self._publisher = publisher
         self._interval = interval_s
-        self._retry = retry_s
-        self._hardware_retry_max = hardware_retry_max_s
-        self._hardware_retry = retry_s  # the next wait after a probe failed (doubles)
+        self._publish_retry = Backoff(retry_s, max(retry_s, publish_retry_max_s))
+        self._hardware_retry = Backoff(retry_s, max(retry_s, hardware_retry_max_s))
         self._said: str | None = None  # the failure last logged
+        self._hardware_problem: str | None = None  # why the last probe gave no inventory
+        self._node = node  # the Node the hardware events are about
         self._metrics = metrics
         self._backend = backend  # the probe's, as metrics label it
         self._events = events  # a Node Event per device whose health changed
@@ -74,6 +85,12 @@ class PoolMaintainer:
     def wait_published(self, timeout: float | None = None) -> bool:
         """Whether a publish has succeeded since start (waiting up to `timeout` for one)."""
         return self._published.wait(timeout)
+
+    def readiness_problem(self) -> str | None:
+        """Why the plugin is not ready to serve claims; None when it is."""
+        if self._hardware_problem is not None:
+            return f"the hardware gives no inventory: {self._hardware_problem}"
+        return None if self._published.is_set() else NOT_PUBLISHED
 
     def stop(self) -> None:
         self._stop.set()
@@ -97,26 +114,38 @@ class PoolMaintainer:
     def _publish(self) -> float | None:
         """Publish once; None when done, else the seconds until the next try."""
         try:
-            self._inventory.current()  # apart, so a hardware failure backs off
+            self._inventory.current()  # apart, so a hardware failure backs off on its own
         except DomainError as error:
-            retry_in = self._hardware_retry
-            self._hardware_retry = min(retry_in * 2, self._hardware_retry_max)
-            return self._failed(f"no inventory to publish: {error}", retry_in)
-        self._hardware_retry = self._retry
+            self._hardware_changed(str(error))
+            return self._failed(f"no inventory to publish: {error}", self._hardware_retry.next())
+        self._hardware_retry.reset()
+        self._hardware_changed(None)
         try:
             self._publisher.publish(refresh=False)
         except DomainError as error:  # keep serving; try again soon
-            return self._failed(f"publishing the pool failed: {error}", self._retry)
+            return self._failed(f"publishing the pool failed: {error}", self._publish_retry.next())
         except Exception:  # a bug must not end the worker: the pool would never come back
-            log.exception("publishing the pool failed, retrying in %.1fs", self._retry)
+            retry_in = self._publish_retry.next()
+            log.exception("publishing the pool failed, retrying in %.1fs", retry_in)
             self._count_publish(ok=False)
-            return self._retry
+            return retry_in
+        self._publish_retry.reset()
         if self._said is not None:
             log.info("published the pool again after: %s", self._said)
             self._said = None
         self._published.set()
         self._count_publish(ok=True)
         return None
+
+    def _hardware_changed(self, problem: str | None) -> None:
+        """Record whether the hardware gives an inventory; a Node Event when that changes."""
+        was, self._hardware_problem = self._hardware_problem, problem
+        if (was is None) == (problem is None):
+            return
+        if self._events is not None and self._node is not None:
+            self._events.emit(hardware_event(self._node, problem))
+        if problem is None:
+            log.info("the hardware answers again; ready once the pool is published")
 
     def _failed(self, what: str, retry_in: float) -> float:
         if what != self._said:
@@ -137,12 +166,15 @@ class PoolMaintainer:
             before = self._inventory.current()
             after = self._inventory.refresh()
             ok = True
+            self._hardware_changed(None)
             if self._events is not None:
                 for event in health_events(before, after):
                     self._events.emit(event)
             return after != before
         except DomainError as error:  # keep serving with the last good inventory
-            log.error("keeping the pool as it is: %s", error)
+            if str(error) != self._hardware_problem:
+                log.error("keeping the pool as it is: %s", error)
+            self._hardware_changed(str(error))
             return False
         finally:
             if self._metrics is not None:

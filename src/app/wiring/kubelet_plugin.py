@@ -16,6 +16,7 @@ if TYPE_CHECKING:
     from npu_dra.adapters.grpc.registration_server import RegistrationState
     from npu_dra.adapters.grpc.sockets import UnixGrpcServer
     from npu_dra.adapters.metrics.prometheus import PrometheusMetrics
+    from npu_dra.app.services.maintainer import PoolMaintainer
 
 
 def registration_state() -> "RegistrationState":
@@ -56,7 +57,11 @@ def running_plugin_sockets(
 
 
 def running_liveness(
-    *, settings: Settings, state: "RegistrationState", serving: "UnixGrpcServer"
+    *,
+    settings: Settings,
+    state: "RegistrationState",
+    serving: "UnixGrpcServer",
+    maintainer: "PoolMaintainer",
 ) -> Iterator["LivenessServer | None"]:
     from npu_dra.app.kubelet_plugin.servers import serve_liveness
 
@@ -66,6 +71,7 @@ def running_liveness(
         registration=registration_socket(settings),
         dra=serving.path,
         state=state,
+        readiness=maintainer.readiness_problem,
     )
 
 

@@ -284,3 +284,38 @@ def test_the_pool_waits_for_a_failing_npu_smi_saying_so_once(
     assert [m.startswith("no inventory to publish") for m in errors] == [True]
     assert sum(m.startswith("published the pool again") for m in infos) == 1
     assert publisher.published == 1
+
+
+def test_while_npu_smi_fails_the_plugin_is_not_ready_and_the_node_is_told_once() -> None:
+    hardware = BadHardware(failing=True)
+    cluster = MemoryCluster()
+    sink = EventSink(cluster, min_gap_s=0.0)
+    sink.start()
+    worker = PoolMaintainer(
+        inventory=InventoryCache(hardware),
+        publisher=Publisher(),  # type: ignore[arg-type]
+        interval_s=3600.0,
+        retry_s=0.001,
+        hardware_retry_max_s=0.004,
+        events=sink,
+        node=NODE,
+    )
+    assert worker.readiness_problem() == "the pool is not published yet"
+    worker.start()
+    try:
+        wait_for(lambda: hardware.probes >= 6, timeout=30, what="six failed probes")
+        problem = worker.readiness_problem()
+        hardware.failing = False
+        assert worker.wait_published(timeout=30)
+        wait_for(lambda: len(cluster.list("Event")) >= 2, timeout=30, what="two events")
+    finally:
+        worker.stop()
+        sink.stop()
+    assert problem is not None
+    assert DCMI in problem
+    assert worker.readiness_problem() is None
+    events = [(e["reason"], e["type"], e["regarding"]["name"]) for e in cluster.list("Event")]
+    assert events == [
+        ("HardwareUnavailable", "Warning", NODE),
+        ("HardwareAvailable", "Normal", NODE),
+    ]
