@@ -216,7 +216,11 @@ class KubeCluster:
         except ApiException as error:
             if error.status != 404:
                 raise
-            log.warning("node %s not found: publishing slices without an owner", node)
+            log.error(
+                "Node %s does not exist: --node-name (NODE_NAME) must be this node's name as the "
+                "API server knows it; publishing slices without an owner meanwhile",
+                node,
+            )
             return None
         return node_owner(node, found["metadata"]["uid"])
 
