@@ -1,13 +1,16 @@
-"""deploy/manifests' DaemonSet as a real pod on the real node: the image built from the
-Dockerfile's contents (tests/support/plugin_image.py), privileged, with its hostPath mounts of
-/dev, /sys, the kubelet's directories, /var/run/cdi, /usr/local/Ascend and npu-smi; the kubelet's
-gRPC liveness probe passes, the plugin publishes the node's NPUs and a pod starts through it."""
+"""deploy/manifests' DaemonSet as a real pod on the real node, in a cluster with a second, plain
+node: the DaemonSet runs only on the node labelled as an NPU node and its rollout completes. The
+image is built from the Dockerfile's contents (tests/support/plugin_image.py), privileged, with
+its hostPath mounts of /dev, /sys, the kubelet's directories, /var/run/cdi, /usr/local/Ascend and
+npu-smi; the kubelet's gRPC liveness probe passes, the plugin publishes the node's NPUs and a pod
+starts through it."""
 
 from __future__ import annotations
 
 import json
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
@@ -22,6 +25,7 @@ from tests.support.plugin_image import build_plugin_image
 
 MANIFEST = Path(__file__).resolve().parents[3] / "deploy" / "manifests" / "50-daemonset.yaml"
 LIVENESS_WINDOW_S = 50.0  # initialDelaySeconds 30 + two 10 s periods
+PLAIN_NODE = {"name": "cpu-node-1", "labels": {"kubernetes.io/hostname": "cpu-node-1"}}
 
 
 def manifest_for_test_node(cluster: RealCluster) -> str:
@@ -54,13 +58,29 @@ def daemonset_pod(cluster: RealCluster) -> dict[str, object] | None:
     return found["items"][0] if found["items"] else None
 
 
+def add_plain_node(cluster: RealCluster) -> None:
+    """A second Node without NPUs (and without a kubelet: the DaemonSet controller only needs
+    the object), as in a mixed cluster."""
+    cluster.apply(yaml.safe_dump({"apiVersion": "v1", "kind": "Node", "metadata": PLAIN_NODE}))
+
+
+def daemonset_pods(cluster: RealCluster) -> list[dict[str, Any]]:
+    found = cluster.plane.kubectl(
+        "get", "pods", "-n", "ascend-dra", "-l", "app=ascend-npu-dra-kubeletplugin", "-o", "json"
+    ).stdout
+    return list(json.loads(found)["items"])
+
+
 @pytest.mark.timeout(900)
-def test_daemonset_pod_runs_passes_liveness_and_serves_a_seed_pod(
+def test_daemonset_runs_only_on_the_npu_node_passes_liveness_and_serves_a_seed_pod(
     real_cluster: RealCluster,
 ) -> None:
     cluster = real_cluster
     archive = build_plugin_image(IMAGES_CACHE, IMAGES_CACHE / "plugin" / "npu-dra.tar")
     cluster.node.ctr("images", "import", str(archive), timeout=600)
+    # The quickstart's step: the NPU node carries the label the DaemonSet selects on.
+    cluster.plane.kubectl("label", "node", cluster.node.name, "accelerator=huawei-Ascend910")
+    add_plain_node(cluster)
     with fake_ascend_host(range(8), dev_dir=Path("/dev"), only_devices=True):
         cluster.apply(manifest_for_test_node(cluster))
         try:
@@ -69,6 +89,13 @@ def test_daemonset_pod_runs_passes_liveness_and_serves_a_seed_pod(
             assert pod is not None
             name = pod["metadata"]["name"]  # type: ignore[index]
             cluster.wait_running(name, timeout=180)
+            rollout = cluster.plane.kubectl(
+                "rollout", "status", "-n", "ascend-dra", "daemonset/ascend-npu-dra-kubeletplugin",
+                "--timeout=120s", check=False, timeout=150,
+            )  # fmt: skip
+            assert rollout.returncode == 0, rollout.stdout + rollout.stderr
+            nodes = [p["spec"].get("nodeName") for p in daemonset_pods(cluster)]
+            assert nodes == [cluster.node.name]  # none for the plain node
             try:
                 wait_for(lambda: len(cluster.published()) == 8, timeout=90, what="8 NPUs published")
             except TimeoutError as error:
@@ -105,6 +132,7 @@ def test_daemonset_pod_runs_passes_liveness_and_serves_a_seed_pod(
             cluster.plane.kubectl(
                 "delete", "-f", str(MANIFEST), "--wait=true", check=False, timeout=120
             )
+            cluster.plane.kubectl("delete", "node", PLAIN_NODE["name"], check=False, timeout=60)
             wait_for(
                 lambda: daemonset_pod(cluster) is None, timeout=90, what="the DaemonSet's pod gone"
             )
