@@ -625,6 +625,11 @@ class ControlPlane:
     def _start_apiserver(self, deadline: float) -> None:
         pki = self.pki
         port = free_port()
+        # Its identity towards kubelets (exec, logs), signed by the CA the kubelets trust.
+        kubelet_cert, kubelet_key = issue_client_certificate(
+            pki, self.work_dir / "kube-apiserver", "kubelet-client",
+            "/O=system:masters/CN=kube-apiserver-kubelet-client",
+        )  # fmt: skip
         self.ports["kube-apiserver"] = port
         self.server = f"https://127.0.0.1:{port}"
         process = self._spawn(
@@ -660,6 +665,11 @@ class ControlPlane:
             # validation rejects (and no pod runs that could use them): don't maintain them.
             "--endpoint-reconciler-type=none",
             "--allow-privileged=true",
+            # `kubectl exec` and `logs` reach a real node's kubelet at its machine address (the
+            # test node has no DNS name), as the apiserver's client.
+            f"--kubelet-client-certificate={kubelet_cert}",
+            f"--kubelet-client-key={kubelet_key}",
+            "--kubelet-preferred-address-types=InternalIP",
             *self._gate_flags(),
             *self._api_flags(),
             "--profiling=false",

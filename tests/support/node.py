@@ -360,7 +360,9 @@ state = "{self.containerd_dir / "state"}"
         config = {
             "apiVersion": "kubelet.config.k8s.io/v1beta1",
             "kind": "KubeletConfiguration",
-            "address": "127.0.0.1",
+            # The machine's address, which the node advertises, so that the API server reaches
+            # it for `kubectl exec` and `logs` (x509 clients of the cluster's CA only).
+            "address": "0.0.0.0",
             "port": free_port(),
             "readOnlyPort": 0,
             "healthzBindAddress": "127.0.0.1",
