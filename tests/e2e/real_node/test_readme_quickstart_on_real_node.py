@@ -1,0 +1,109 @@
+"""The README's quickstart, run as written on the real node, so the page cannot drift from the
+code: every `sh` block of its "Quickstart" section after the image build, line by line, with the
+built kubectl and the test cluster's kubeconfig. The only substitutions, each what this machine
+needs and an operator does not:
+
+- the image is not built with `docker build` and pushed (no Docker engine, no registry here): the
+  project's image builder makes it and `ctr images import` puts it on the node, under the tag the
+  manifests name; the README's registry name therefore becomes that tag;
+- `<node>` is the test node's name;
+- this node runs no kube-proxy, so after the manifests are applied the DaemonSet's container is
+  pointed at the API server's loopback address (KUBERNETES_SERVICE_HOST), as
+  test_daemonset_on_real_node does;
+- this folder's cluster already holds the manifests' access objects, applied client-side by its
+  fixture (the other tests run the plugin under that identity), so the server-side apply takes
+  over their fields with --force-conflicts, which a fresh cluster does not need.
+The last command's output must be `npu-smi info` run inside the pod."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from tests.e2e.real_node.cluster import RealCluster
+from tests.support.ascend_host import fake_ascend_host
+from tests.support.node_fixtures import IMAGES_CACHE
+from tests.support.plugin_image import build_plugin_image
+
+REPO = Path(__file__).resolve().parents[3]
+README = REPO / "README.md"
+REGISTRY_IMAGE = "registry.example.com/npu-dra:0.1.0"
+LOCAL_IMAGE = "npu-dra:0.1.0"  # deploy/manifests' image, imported on the node
+APPLY_MANIFESTS = "kubectl apply --server-side -f deploy/manifests/"
+DAEMONSET = "daemonset/ascend-npu-dra-kubeletplugin"
+CLEAN_UP = (
+    "deploy/examples/claim-template.yaml",
+    "deploy/manifests/50-daemonset.yaml",
+    "deploy/manifests/40-deviceclass.yaml",
+    "deploy/manifests/35-event-policy.yaml",
+    "deploy/manifests/30-resourceslice-policy.yaml",
+)
+
+
+def quickstart_commands(readme: str) -> list[str]:
+    """The command lines of the quickstart's `sh` blocks, the image build's block left out."""
+    section = readme.split("\n## Quickstart", 1)[1].split("\n## ", 1)[0]
+    commands = []
+    for block in re.findall(r"```sh\n(.*?)```", section, flags=re.DOTALL):
+        lines = [line.strip() for line in block.splitlines() if line.strip()]
+        if any(line.startswith("docker build") for line in lines):
+            continue
+        commands += [line for line in lines if not line.startswith("#")]
+    return commands
+
+
+def test_the_quickstart_reads_as_the_steps_it_promises() -> None:
+    commands = quickstart_commands(README.read_text())
+    assert commands[0].startswith("kubectl label node <node> accelerator=")
+    assert APPLY_MANIFESTS in commands
+    assert commands[-1].endswith("-- npu-smi info")
+
+
+@pytest.mark.timeout(900)
+def test_the_readme_quickstart_runs_on_the_real_node(real_cluster: RealCluster) -> None:
+    cluster = real_cluster
+    archive = build_plugin_image(IMAGES_CACHE, IMAGES_CACHE / "plugin" / "npu-dra.tar")
+    cluster.node.ctr("images", "import", str(archive), timeout=600)
+    env = {
+        **os.environ,
+        "KUBECONFIG": str(cluster.plane.kubeconfig),
+        "PATH": f"{cluster.plane.bin_dir}:{os.environ['PATH']}",
+    }
+    port = cluster.plane.server.rsplit(":", 1)[1]
+    with fake_ascend_host(range(8), dev_dir=Path("/dev"), only_devices=True):
+        try:
+            output = ""
+            for command in quickstart_commands(README.read_text()):
+                line = command.replace("<node>", cluster.node.name)
+                if command == APPLY_MANIFESTS:
+                    line += " --force-conflicts"
+                output = run(line.replace(REGISTRY_IMAGE, LOCAL_IMAGE), env)
+                if command == APPLY_MANIFESTS:
+                    run(
+                        f"kubectl -n ascend-dra set env {DAEMONSET} "
+                        f"KUBERNETES_SERVICE_HOST=127.0.0.1 KUBERNETES_SERVICE_PORT={port}",
+                        env,
+                    )
+        finally:
+            for manifest in CLEAN_UP:
+                run(
+                    f"kubectl delete --ignore-not-found --wait=true -f {manifest}", env, check=False
+                )
+    assert "npu-smi" in output, output
+    assert "910B4" in output, output
+
+
+def run(line: str, env: dict[str, str], *, check: bool = True) -> str:
+    result = subprocess.run(
+        ["bash", "-c", line], cwd=REPO, env=env, capture_output=True, text=True, timeout=400,
+        check=False,
+    )  # fmt: skip
+    if check and result.returncode != 0:
+        raise AssertionError(
+            f"`{line}` exited {result.returncode}:\n{result.stderr}{result.stdout}"
+        )
+    return result.stdout
