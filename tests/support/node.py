@@ -38,6 +38,7 @@ from typing import IO, Any
 
 from kubernetes import client
 
+from tests.support.containerd_config import ContainerdPaths, containerd_config, major_version
 from tests.support.controlplane import (
     ControlPlane,
     ControlPlaneError,
@@ -251,43 +252,18 @@ class RealNode:
         self._wait(self._containerd, ready, "containerd answering on its socket", 60)
 
     def _containerd_config(self) -> str:
-        runtime = 'plugins."io.containerd.cri.v1.runtime"'
-        return f"""\
-version = 3
-root = "{self.containerd_dir / "root"}"
-state = "{self.containerd_dir / "state"}"
-
-[grpc]
-  address = "{self.address}"
-
-[plugins."io.containerd.cri.v1.images"]
-  snapshotter = "overlayfs"
-  [plugins."io.containerd.cri.v1.images".pinned_images]
-    sandbox = "{PAUSE_IMAGE}"
-
-[{runtime}]
-  enable_cdi = true
-  cdi_spec_dirs = ["{self.cdi_root}"]
-  # This machine's processes lack CAP_SYS_RESOURCE: runc cannot set the negative oom_score_adj
-  # the CRI gives sandboxes ("can't get final child's PID from pipe: EOF") unless restricted.
-  restrict_oom_score_adj = true
-  [{runtime}.containerd]
-    default_runtime_name = "runc"
-    [{runtime}.containerd.runtimes.runc]
-      runtime_type = "io.containerd.runc.v2"
-      [{runtime}.containerd.runtimes.runc.options]
-        BinaryName = "{runc_binary()}"
-        Root = "{self.runc_root}"
-        SystemdCgroup = false
-  [{runtime}.cni]
-    bin_dirs = ["{CNI_BIN_DIR}"]
-    conf_dir = "{self.work_dir / "cni"}"
-
-[plugins."io.containerd.grpc.v1.cri"]
-  disable_tcp_service = true
-  stream_server_address = "127.0.0.1"
-  stream_server_port = "0"
-"""
+        paths = ContainerdPaths(
+            root=self.containerd_dir / "root",
+            state=self.containerd_dir / "state",
+            address=self.address,
+            cdi_root=self.cdi_root,
+            pause_image=PAUSE_IMAGE,
+            runc=runc_binary(),
+            runc_root=self.runc_root,
+            cni_bin_dir=CNI_BIN_DIR,
+            cni_conf_dir=self.work_dir / "cni",
+        )
+        return containerd_config(major_version(self.node_bin / "containerd"), paths)
 
     @staticmethod
     def _cni_config() -> dict[str, Any]:

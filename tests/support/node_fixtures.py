@@ -72,3 +72,24 @@ def real_node_bin_dir(request: pytest.FixtureRequest) -> Path:
 def node_images(real_node_bin_dir: Path) -> Path:
     """The sandbox and business images as docker archives (rebuilt each session: seconds)."""
     return build_images(IMAGES_CACHE / "base", real_node_bin_dir)
+
+
+CONTAINERD_17 = "v1.7.35"  # the newest containerd 1.7 the Go module proxy serves
+
+
+@pytest.fixture(scope="session")
+def real_node_bin_dir_containerd17(request: pytest.FixtureRequest) -> Path:
+    """containerd 1.7 (the seed's stated minimum line), its shim, ctr and pause, built by
+    tests/e2e/node/build.sh v1.7.35 from tests/e2e/node/containerd-1.7/go.mod."""
+    reporter = request.config.pluginmanager.get_plugin("terminalreporter")
+
+    def say(line: str) -> None:
+        if reporter is not None:
+            reporter.write_line(f"[node build {CONTAINERD_17}] {line}")
+
+    result = build_binaries(
+        say, script=NODE_BUILD_SCRIPT, binaries=NODE_BINARIES, what="node", args=[CONTAINERD_17]
+    )
+    if isinstance(result, str):
+        pytest.fail(result, pytrace=False)
+    return result

@@ -1,17 +1,23 @@
 #!/usr/bin/env bash
-# Builds containerd v2.1.5, its runc shim and ctr from containerd's Go module pinned in go.mod (and
-# the sandbox image's `pause` from cmd/pause) into a cache outside the repository, once, and makes
-# sure the node's system tools are installed:
+# build.sh [VERSION]: builds containerd VERSION (v2.1.5 by default, from go.mod here; v1.7.35, the
+# seed's stated minimum 1.7 line, from containerd-1.7/go.mod), its runc shim and ctr from
+# containerd's Go module (and the sandbox image's `pause` from cmd/pause) into a cache outside the
+# repository, once per version, and makes sure the node's system tools are installed:
 # runc, the CNI plugins (ptp, host-local, loopback), iptables (which CNI plugins call), a static
 # busybox (the test images' userland) and mmdebstrap (the DaemonSet image's Debian rootfs).
 # Later runs find everything and return at once. Prints the cache directory on stdout.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
-version=v2.1.5
-cache=${NPU_DRA_NODE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/npu-dra/node/containerd-$version}
+version=${1:-v2.1.5}
+root=${XDG_CACHE_HOME:-$HOME/.cache}/npu-dra/node
+case $version in
+  v2.1.5) module=github.com/containerd/containerd/v2 dir=$here cache=${NPU_DRA_NODE_CACHE:-$root/containerd-$version} ;;
+  v1.7.35) module=github.com/containerd/containerd dir=$here/containerd-1.7 cache=$root/containerd-$version ;;
+  *) echo "error: containerd $version is not one this script builds (v2.1.5, v1.7.35)" >&2; exit 2 ;;
+esac
 mkdir -p "$cache"
-ldflags="-s -w -X github.com/containerd/containerd/v2/version.Version=$version -X github.com/containerd/containerd/v2/version.Revision=npu-dra-e2e"
-cd "$here"
+ldflags="-s -w -X $module/version.Version=$version -X $module/version.Revision=npu-dra-e2e"
+cd "$dir"
 
 # Debian packages the node needs: command (or file) -> package.
 packages() {
@@ -41,9 +47,9 @@ build() { go_build "$cache/$1" "$2" "$ldflags"; } # name package
   exec 9>"$cache/.build.lock"
   flock 9
   packages
-  build containerd github.com/containerd/containerd/v2/cmd/containerd
-  build containerd-shim-runc-v2 github.com/containerd/containerd/v2/cmd/containerd-shim-runc-v2
-  build ctr github.com/containerd/containerd/v2/cmd/ctr
-  build pause ./cmd/pause
+  build containerd $module/cmd/containerd
+  build containerd-shim-runc-v2 $module/cmd/containerd-shim-runc-v2
+  build ctr $module/cmd/ctr
+  cd "$here" && build pause ./cmd/pause
 )
 echo "$cache"
