@@ -72,7 +72,11 @@ def test_the_file_carries_its_format_version_and_a_checksum(
         (lambda p: p.write_bytes(b"\xff\xfe\x00"), "codec can't decode"),
         (
             lambda p: rewrite(p, lambda d: d.update(apiVersion="npu-dra.checkpoint/v2")),
-            "unknown apiVersion",
+            "version 2 was written by a newer npu-dra; this one reads version 1",
+        ),
+        (
+            lambda p: rewrite(p, lambda d: d.update(apiVersion="example.com/v1")),
+            "unknown apiVersion 'example.com/v1'",
         ),
         (lambda p: rewrite(p, lambda d: d.update(checksum="sha256:0")), "checksum mismatch"),
         (
@@ -87,7 +91,8 @@ def test_the_file_carries_its_format_version_and_a_checksum(
         "truncated",
         "empty",
         "not-utf8",
-        "version",
+        "newer-version",
+        "foreign-version",
         "checksum",
         "edited",
         "no-checksum",

@@ -8,6 +8,7 @@ strict cattrs converter: cattrs alone would turn `"false"` into True and a strin
 
 import hashlib
 import json
+import re
 from collections.abc import Callable
 from typing import Any, TypeVar, get_args, get_origin
 
@@ -38,12 +39,25 @@ def decode(document: object) -> Checkpoint:
     if not isinstance(document, dict) or document.keys() != {"apiVersion", "checksum", "claims"}:
         raise CheckpointFormatError("not an object of apiVersion, checksum and claims")
     if document["apiVersion"] != API_VERSION:
-        raise CheckpointFormatError(f"unknown apiVersion {document['apiVersion']!r}")
+        raise CheckpointFormatError(_other_version(document["apiVersion"]))
     if document["checksum"] != checksum(document["claims"]):
         raise CheckpointFormatError("checksum mismatch: the claims were changed or damaged")
     if not isinstance(document["claims"], dict):
         raise CheckpointFormatError("claims is not an object")
     return Checkpoint(claims={uid: _claim(uid, raw) for uid, raw in document["claims"].items()})
+
+
+def _other_version(api_version: object) -> str:
+    """Why a checkpoint of another apiVersion is refused: a newer one is named as such, so a
+    downgrade over prepared claims stops with what to do instead of guessing at the format."""
+    found = re.fullmatch(r"npu-dra\.checkpoint/v(\d{1,6})", str(api_version)[:64])
+    if found is None or int(found.group(1)) < CHECKPOINT_VERSION:
+        return f"unknown apiVersion {str(api_version)[:64]!r}"
+    return (
+        f"checkpoint version {found.group(1)} was written by a newer npu-dra; this one reads "
+        f"version {CHECKPOINT_VERSION} and will not guess at it: run the newer version again, or "
+        "downgrade only a node without prepared claims (drain it first)"
+    )
 
 
 def checksum(claims: object) -> str:
