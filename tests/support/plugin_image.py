@@ -1,45 +1,76 @@
-"""The npu-dra image, built from the Dockerfile's contents without Docker or a registry.
+"""The npu-dra image, built from the repository's Dockerfile by a real OCI image builder, with no
+daemon and no registry: buildah (Debian's package; `--isolation chroot`, the vfs storage driver,
+its storage cached outside the repository).
 
-The Dockerfile installs the project's wheels into a slim Debian image with Python 3.11. Here the
-same happens in steps this machine can do: a Debian bookworm rootfs with python3 and pip from the
-distribution (`mmdebstrap`, cached outside the repository by its package list), every dependency
-and the project as wheels (`pip wheel`, as the Dockerfile's first stage), installed into the rootfs
-with the rootfs's own pip, and written as a docker archive with the Dockerfile's entrypoint.
+No registry is reachable, so the Dockerfile's base (python:3.11-slim) is replaced by a local one
+passed as `--build-arg BASE`: a Debian bookworm rootfs with python3 (3.11) and python3-pip from
+`mmdebstrap`, cached by architecture and package list. The Dockerfile's `pip wheel` reaches PyPI
+through this machine's TLS proxy, so the host's CA bundle is mounted over the base's for its
+RUN steps (`--volume`; nothing of it stays in the image), as behind any corporate proxy.
+
+Images are built for linux/amd64 and linux/arm64 (Kunpeng). The arm64 one's RUN steps, and any
+command run in it here, go through qemu-user emulation (qemu-user-static, registered with
+binfmt_misc, which is mounted when it is not). The amd64 image goes to the real node as a docker
+archive (`ctr images import`) under the manifests' tag.
 """
 
 from __future__ import annotations
 
 import hashlib
+import os
 import shutil
 import subprocess
-import sys
-import tarfile
-import tempfile
 from pathlib import Path
-
-from tests.support.oci_image import ImageConfig, layer_from_directory, write_docker_archive
 
 REPO = Path(__file__).resolve().parents[2]
 TAG = "docker.io/library/npu-dra:0.1.0"  # deploy/manifests' image, normalised as CRI does
 SUITE = "bookworm"  # Debian 12: python3 is 3.11, as in the Dockerfile's base image
 PACKAGES = ("python3", "python3-pip")
 EXCLUDES = ("/usr/share/doc/*", "/usr/share/man/*", "/usr/share/locale/*", "/usr/share/info/*")
+ARCHITECTURES = ("amd64", "arm64")
+HOST_CA_BUNDLE = Path("/etc/ssl/certs/ca-certificates.crt")
+BINFMT = Path("/proc/sys/fs/binfmt_misc")
 
 
 class ImageBuildError(RuntimeError):
     """A step of the image build failed; the message names it and carries its output."""
 
 
-def _run(argv: list[str], what: str, timeout: float = 1200.0) -> None:
+def _run(argv: list[str], what: str, timeout: float = 1800.0) -> str:
     result = subprocess.run(argv, capture_output=True, text=True, timeout=timeout, check=False)
     if result.returncode != 0:
-        raise ImageBuildError(f"{what} failed ({' '.join(argv[:3])} ...):\n{result.stderr[-3000:]}")
+        raise ImageBuildError(f"{what} failed ({' '.join(argv[:4])} ...):\n{result.stderr[-3000:]}")
+    return result.stdout
 
 
-def debian_rootfs(cache: Path) -> Path:
-    """The Debian rootfs tarball (mmdebstrap), made once per package list."""
-    key = hashlib.sha256(" ".join((SUITE, *PACKAGES, *EXCLUDES)).encode()).hexdigest()[:12]
-    tarball = cache / f"debian-{SUITE}-python3-{key}.tar"
+def buildah(cache: Path) -> list[str]:
+    """buildah with its storage under `cache` (vfs: no overlay mount needed)."""
+    if shutil.which("buildah") is None:
+        raise ImageBuildError(
+            "buildah is not installed "
+            "(Debian: apt-get install buildah; tests/e2e/node/build.sh does)"
+        )
+    storage = cache / "buildah"
+    return [
+        "buildah", "--storage-driver=vfs",
+        f"--root={storage / 'storage'}", f"--runroot={storage / 'run'}",
+    ]  # fmt: skip
+
+
+def ensure_emulation(arch: str) -> None:
+    """Foreign binaries run through qemu: binfmt_misc mounted and qemu's handler enabled."""
+    if arch == "amd64":
+        return
+    if not (BINFMT / "register").exists():
+        _run(["mount", "-t", "binfmt_misc", "binfmt_misc", str(BINFMT)], "mounting binfmt_misc")
+    if not (BINFMT / "qemu-aarch64").exists():
+        _run(["update-binfmts", "--enable", "qemu-aarch64"], "enabling qemu-aarch64 (binfmt)")
+
+
+def debian_rootfs(cache: Path, arch: str = "amd64") -> Path:
+    """The base's Debian rootfs tarball (mmdebstrap), once per architecture and package list."""
+    key = hashlib.sha256(" ".join((SUITE, arch, *PACKAGES, *EXCLUDES)).encode()).hexdigest()[:12]
+    tarball = cache / f"debian-{SUITE}-{arch}-python3-{key}.tar"
     if tarball.exists():
         return tarball
     if shutil.which("mmdebstrap") is None:
@@ -47,73 +78,82 @@ def debian_rootfs(cache: Path) -> Path:
             "mmdebstrap is not installed (Debian: apt-get install mmdebstrap; "
             "tests/e2e/node/build.sh does)"
         )
+    ensure_emulation(arch)
     cache.mkdir(parents=True, exist_ok=True)
     temporary = tarball.with_name(tarball.name + ".tmp")
     excludes = [f"--dpkgopt=path-exclude={pattern}" for pattern in EXCLUDES]
     _run(
         [
-            "mmdebstrap",
-            "--format=tar",
-            "--variant=minbase",
-            f"--include={','.join(PACKAGES)}",
-            *excludes,
-            SUITE,
-            str(temporary),
+            "mmdebstrap", "--format=tar", "--variant=minbase", f"--architectures={arch}",
+            f"--include={','.join(PACKAGES)}", *excludes, SUITE, str(temporary),
         ],
-        "mmdebstrap (the image's Debian rootfs)",
-    )
+        f"mmdebstrap (the {arch} base's Debian rootfs)",
+    )  # fmt: skip
     temporary.rename(tarball)
     return tarball
 
 
-def project_wheels(directory: Path) -> Path:
-    """The project and every dependency as wheels, as the Dockerfile's `wheels` stage makes."""
-    shutil.rmtree(directory, ignore_errors=True)
+def base_image(cache: Path, arch: str) -> str:
+    """The local stand-in for python:3.11-slim in buildah's storage; its name."""
+    rootfs = debian_rootfs(cache, arch)
+    name = f"localhost/npu-dra-base:{SUITE}-{arch}-{rootfs.stem.rsplit('-', 1)[-1]}"
+    tool = buildah(cache)
+    if subprocess.run([*tool, "inspect", name], capture_output=True, check=False).returncode == 0:
+        return name
+    container = _run([*tool, "from", "--arch", arch, "scratch"], "buildah from scratch").strip()
+    try:
+        _run([*tool, "add", container, str(rootfs), "/"], "buildah add (the base rootfs)")
+        path = "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+        _run([*tool, "config", "--arch", arch, "--os", "linux", "--env", path, container], "config")
+        _run([*tool, "commit", "-q", container, name], "buildah commit (the base)")
+    finally:
+        subprocess.run([*tool, "rm", container], capture_output=True, check=False)
+    return name
+
+
+def build_image(cache: Path, arch: str) -> str:
+    """The Dockerfile built for linux/`arch` on the local base; the image's name."""
+    ensure_emulation(arch)
+    base = base_image(cache, arch)
+    name = f"localhost/npu-dra:0.1.0-{arch}"
+    trust = [f"--volume={HOST_CA_BUNDLE}:{HOST_CA_BUNDLE}:ro"] if HOST_CA_BUNDLE.exists() else []
     _run(
-        [sys.executable, "-m", "pip", "wheel", "--quiet", "--wheel-dir", str(directory), str(REPO)],
-        "pip wheel (the project and its dependencies)",
-    )
-    return directory
+        [
+            *buildah(cache), "build", "--isolation=chroot", f"--platform=linux/{arch}", *trust,
+            f"--build-arg=BASE={base}", f"--tag={name}", f"--file={REPO / 'Dockerfile'}", str(REPO),
+        ],
+        f"buildah build (the Dockerfile, linux/{arch})",
+    )  # fmt: skip
+    return name
+
+
+def run_in_image(cache: Path, image: str, script: str) -> str:
+    """`sh -c script` in a container of `image` (chroot isolation; qemu for arm64); stdout."""
+    tool = buildah(cache)
+    container = _run([*tool, "from", image], f"buildah from {image}").strip()
+    try:
+        return _run(
+            [*tool, "run", "--isolation=chroot", container, "--", "sh", "-c", script],
+            f"running {script!r} in {image}",
+        )
+    finally:
+        subprocess.run([*tool, "rm", container], capture_output=True, check=False)
+
+
+def image_size(cache: Path, image: str) -> str:
+    """The image's size as buildah reports it (its layers, uncompressed), e.g. "450 MB"."""
+    shown = _run([*buildah(cache), "images", "--format", "{{.Size}}", image], "buildah images")
+    return shown.strip()
 
 
 def build_plugin_image(cache: Path, archive: Path) -> Path:
-    """Writes the image to `archive` (docker save format, tag TAG) and returns it."""
-    base = debian_rootfs(cache)
-    work = Path(tempfile.mkdtemp(prefix="npu-dra-image-", dir=cache))
-    try:
-        rootfs = work / "rootfs"
-        rootfs.mkdir()
-        with tarfile.open(base) as tar:
-            tar.extractall(rootfs, numeric_owner=True, filter="fully_trusted")
-        wheels = project_wheels(rootfs / "tmp" / "wheels")
-        _run(
-            [
-                "chroot",
-                str(rootfs),
-                "python3",
-                "-m",
-                "pip",
-                "install",
-                "--quiet",
-                "--no-index",
-                "--no-cache-dir",  # and byte-compiled, as the Dockerfile's pip install does
-                "--break-system-packages",
-                "--find-links=/tmp/wheels",
-                "npu-dra",
-            ],
-            "pip install in the image's rootfs",
-        )
-        shutil.rmtree(wheels)
-        config = ImageConfig(
-            entrypoint=["npu-dra"],
-            cmd=["--help"],
-            env={
-                "PATH": "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
-                "PYTHONUNBUFFERED": "1",
-                "PYTHONDONTWRITEBYTECODE": "1",
-            },
-        )
-        write_docker_archive(archive, tag=TAG, layer=layer_from_directory(rootfs), config=config)
-    finally:
-        shutil.rmtree(work, ignore_errors=True)
+    """The amd64 image written to `archive` (docker save format, tag TAG); returns it."""
+    image = build_image(cache, "amd64")
+    archive.parent.mkdir(parents=True, exist_ok=True)
+    archive.unlink(missing_ok=True)
+    _run(
+        [*buildah(cache), "push", "--quiet", image, f"docker-archive:{archive}:{TAG}"],
+        "buildah push (docker archive for ctr import)",
+    )
+    os.chmod(archive, 0o644)
     return archive

@@ -4,7 +4,9 @@
 # containerd's Go module (and the sandbox image's `pause` from cmd/pause) into a cache outside the
 # repository, once per version, and makes sure the node's system tools are installed:
 # runc, the CNI plugins (ptp, host-local, loopback), iptables (which CNI plugins call), a static
-# busybox (the test images' userland) and mmdebstrap (the DaemonSet image's Debian rootfs).
+# busybox (the test images' userland), mmdebstrap (the DaemonSet image's Debian base), buildah,
+# qemu-user-static, binfmt-support and arch-test (the image built from the Dockerfile for amd64
+# and arm64).
 # Later runs find everything and return at once. Prints the cache directory on stdout.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -28,6 +30,11 @@ packages() {
   { [ -x /bin/busybox ] && ! ldd /bin/busybox >/dev/null 2>&1; } || missing+=(busybox-static)
   command -v mmdebstrap >/dev/null 2>&1 || missing+=(mmdebstrap)
   command -v iptables >/dev/null 2>&1 || missing+=(iptables)
+  # The DaemonSet image: the Dockerfile built by buildah, for amd64 and (under qemu) arm64.
+  command -v buildah >/dev/null 2>&1 || missing+=(buildah)
+  [ -x /usr/bin/qemu-aarch64-static ] || missing+=(qemu-user-static)
+  command -v update-binfmts >/dev/null 2>&1 || missing+=(binfmt-support)
+  command -v arch-test >/dev/null 2>&1 || missing+=(arch-test)  # mmdebstrap's foreign arches
   [ ${#missing[@]} -eq 0 ] && return 0
   if [ "$(id -u)" != 0 ] || ! command -v apt-get >/dev/null 2>&1; then
     echo "error: the real node needs the packages: ${missing[*]}; install them (Debian: apt-get install ${missing[*]})" >&2
