@@ -37,3 +37,16 @@ def test_present_nodes_binary_and_libraries_are_reported_and_mounted_with_the_li
         str(dev / "nvidia-uvm"),
     ]
     assert edits.env == ("LD_LIBRARY_PATH=/usr/local/nvidia/lib64",)
+
+
+def test_an_arm64_hosts_libraries_are_found_in_its_multiarch_directory(tmp_path: Path) -> None:
+    # Debian and Ubuntu arm64 (Kunpeng, Grace) hosts keep the driver's libraries here.
+    libs = tmp_path / "usr/lib/aarch64-linux-gnu"
+    libs.mkdir(parents=True)
+    (libs / "libnvidia-ml.so.1").touch()
+    (libs / "libcuda.so.1").touch()
+    files = NvidiaHostPaths(dev_root=tmp_path, driver_root=tmp_path).driver_files()
+    assert [f.container_path for f in files] == [
+        "/usr/local/nvidia/lib64/libnvidia-ml.so.1",
+        "/usr/local/nvidia/lib64/libcuda.so.1",
+    ]

@@ -22,7 +22,16 @@ LIBRARIES = (
     "libnvidia-nvvm.so.4",
     "libcudadebugger.so.1",
 )
-LIBRARY_DIRS = ("usr/lib/x86_64-linux-gnu", "usr/lib64", "usr/local/nvidia/lib64", "lib", "usr/lib")
+# Debian/Ubuntu multiarch directories (x86_64, and aarch64 for arm64 hosts), RHEL's lib64, the
+# GPU operator's driver container, then the plain ones.
+LIBRARY_DIRS = (
+    "usr/lib/x86_64-linux-gnu",
+    "usr/lib/aarch64-linux-gnu",
+    "usr/lib64",
+    "usr/local/nvidia/lib64",
+    "lib",
+    "usr/lib",
+)
 BINARIES = ("usr/bin/nvidia-smi",)
 
 
