@@ -92,8 +92,8 @@ def deployed(plane: ControlPlane, scratch: Path) -> Iterator[Deployment]:
     had_device_class = exists(plane, "deviceclass", DEVICE_CLASS)
     nodes = unique("deploy-node-a"), unique("deploy-node-b")
     try:
-        for node in nodes:
-            plane.create_ready_node(node)
+        for node in nodes:  # NPU nodes, labelled as the DaemonSet selects (README quickstart)
+            plane.create_ready_node(node, {"accelerator": "huawei-Ascend910"})
         plane.kubectl("apply", "--server-side", "-f", str(MANIFESTS))
         pod = wait_for(
             lambda: daemonset_pod_on(plane, nodes[0]),
