@@ -16,6 +16,7 @@ from npu_dra.app.options.values import (
     driver_name,
     hardware,
     one_of,
+    optional_host_path,
     positive_seconds,
     this_host,
 )
@@ -168,6 +169,17 @@ HOST_PATHS = (
         "--driver-root",
         "DRIVER_ROOT",
         "/",
-        "gpu profile: root of the NVIDIA driver install (nvidia-smi, libraries)",
+        "gpu profile: root of the NVIDIA driver install (nvidia-smi, libraries) as this "
+        "process sees it",
+    ),
+    Option(
+        "host_driver_root",
+        ("--host-driver-root",),
+        "gpu profile: the same driver install's path on the host, where the plugin's container "
+        "mounts it elsewhere (the CDI specs name host paths); empty: --driver-root",
+        "",
+        optional_host_path,
+        "HOST_DRIVER_ROOT",
+        "DIR",
     ),
 )

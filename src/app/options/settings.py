@@ -44,6 +44,7 @@ class Settings:
     dcmi_dir: Path
     ascend_install_info: Path
     driver_root: Path
+    host_driver_root: Path | None
     health_interval: float
     cdi_root: Path
     registrar_dir: Path

@@ -36,6 +36,7 @@ OPTIONS: Mapping[str, Option] = {
 _HARDWARE = (
     *("node_name", "device_profile", "driver_name", "hardware", "npu_smi_path", "probe_timeout"),
     *("sysfs_root", "dev_root", "ascend_root", "dcmi_dir", "ascend_install_info", "driver_root"),
+    "host_driver_root",
 )
 _LOGGING = ("log_level", "log_format")
 COMMANDS: Mapping[str, tuple[str, ...]] = {

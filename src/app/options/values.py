@@ -148,6 +148,13 @@ def optional_path(text: str) -> Path | None:
     return Path(text) if text else None
 
 
+def optional_host_path(text: str) -> Path | None:
+    """A path on the host (absolute: it is written into CDI specs), or empty for none."""
+    if text and not text.startswith("/"):
+        raise argparse.ArgumentTypeError(f"{text!r}: expected an absolute path on the host")
+    return optional_path(text)
+
+
 # The node name's default: this host's name, which is the kubelet's default too. Not a valid
 # node name, so an explicit `--node-name=` (or NODE_NAME='') cannot be mistaken for it.
 THIS_HOST = "(host name)"

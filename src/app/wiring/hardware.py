@@ -132,7 +132,11 @@ def ascend_host(settings: Settings) -> "AscendHostPaths":
 def nvidia_host(settings: Settings) -> "NvidiaHostPaths":
     from npu_dra.adapters.hardware.nvml.host import NvidiaHostPaths
 
-    return NvidiaHostPaths(dev_root=settings.dev_root, driver_root=settings.driver_root)
+    return NvidiaHostPaths(
+        dev_root=settings.dev_root,
+        driver_root=settings.driver_root,
+        host_driver_root=settings.host_driver_root,
+    )
 
 
 def vnpu_table(settings: Settings, probe: HardwareProbe) -> "VnpuTable | None":

@@ -148,6 +148,7 @@ def test_device_plugin_switches_and_mounts_come_from_flags_or_env() -> None:
         "--claim-fetch-timeout=45",
         "--claim-fetch-timeout=0",
         "--device-profile=tpu",
+        "--host-driver-root=run/nvidia/driver",
     ],
 )
 def test_invalid_values_are_refused_naming_the_flag(
@@ -182,6 +183,14 @@ def test_the_gpu_profile_defaults_to_nvml_and_our_gpu_driver_name() -> None:
     settings = parse("device-plugin", ["--device-profile=gpu"])
     assert (settings.hardware, settings.driver_name) == (Hardware("nvml"), "gpu.npu-dra.io")
     assert parse("device-plugin", []).driver_name == "npu.huawei.com"
+
+
+def test_the_driver_roots_host_path_comes_from_its_flag_or_env_and_is_none_when_empty() -> None:
+    assert parse("kubelet-plugin", []).host_driver_root is None
+    from_env = parse("kubelet-plugin", [], {"HOST_DRIVER_ROOT": "/run/nvidia/driver"})
+    assert from_env.host_driver_root == Path("/run/nvidia/driver")
+    from_flag = parse("discover", ["--host-driver-root=/opt/driver"], {"HOST_DRIVER_ROOT": "/x"})
+    assert from_flag.host_driver_root == Path("/opt/driver")
 
 
 @pytest.mark.parametrize(("profile", "hardware"), [("gpu", "npu-smi"), ("npu", "nvml")])

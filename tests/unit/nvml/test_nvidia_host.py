@@ -50,3 +50,45 @@ def test_an_arm64_hosts_libraries_are_found_in_its_multiarch_directory(tmp_path:
         "/usr/local/nvidia/lib64/libnvidia-ml.so.1",
         "/usr/local/nvidia/lib64/libcuda.so.1",
     ]
+
+
+def test_a_driver_mounted_elsewhere_in_the_plugins_container_is_named_by_its_host_path(
+    tmp_path: Path,
+) -> None:
+    # The chart mounts the host's driver root (/run/nvidia/driver under the GPU operator) at
+    # /driver-root in the plugin's container: files are found there, but the CDI spec the
+    # container runtime reads on the host must name them where they are on the host.
+    mounted = tmp_path / "driver-root"
+    libs = mounted / "usr/lib/x86_64-linux-gnu"
+    libs.mkdir(parents=True)
+    (libs / "libcuda.so.580.159.04").touch()
+    (libs / "libcuda.so.1").symlink_to("libcuda.so.580.159.04")
+    (mounted / "usr/bin").mkdir()
+    (mounted / "usr/bin/nvidia-smi").touch()
+    paths = NvidiaHostPaths(
+        dev_root=tmp_path, driver_root=mounted, host_driver_root=Path("/run/nvidia/driver")
+    )
+    assert paths.driver_files() == (
+        HostFile("/run/nvidia/driver/usr/bin/nvidia-smi", "/usr/bin/nvidia-smi"),
+        HostFile(
+            "/run/nvidia/driver/usr/lib/x86_64-linux-gnu/libcuda.so.580.159.04",
+            "/usr/local/nvidia/lib64/libcuda.so.1",
+        ),
+    )
+
+
+def test_a_library_link_that_leaves_the_mounted_driver_root_keeps_its_own_name(
+    tmp_path: Path,
+) -> None:
+    # An absolute link resolves inside the plugin's container, not on the host: the link's own
+    # path is the one that means the same file on both sides.
+    mounted = tmp_path / "driver-root"
+    libs = mounted / "usr/lib64"
+    libs.mkdir(parents=True)
+    outside = tmp_path / "elsewhere.so"
+    outside.touch()
+    (libs / "libnvidia-ml.so.1").symlink_to(outside)
+    paths = NvidiaHostPaths(dev_root=tmp_path, driver_root=mounted, host_driver_root=Path("/"))
+    assert paths.driver_files() == (
+        HostFile("/usr/lib64/libnvidia-ml.so.1", "/usr/local/nvidia/lib64/libnvidia-ml.so.1"),
+    )

@@ -1,7 +1,10 @@
 """Which NVIDIA device nodes and driver files this host has (presence is I/O, found here).
 
 Host paths come from the plugin's flags (`--dev-root`, `--driver-root`); the libraries land in
-one container directory the GPU profile puts on LD_LIBRARY_PATH, nvidia-smi at /usr/bin.
+one container directory the GPU profile puts on LD_LIBRARY_PATH, nvidia-smi at /usr/bin. Where
+the plugin runs in a container that mounts the host's driver root elsewhere (the chart mounts it
+at /driver-root), `--host-driver-root` says where that tree is on the host: files are looked for
+under `driver_root` and named under `host_driver_root` in the CDI specs the runtime reads.
 """
 
 from pathlib import Path
@@ -39,10 +42,11 @@ BINARIES = ("usr/bin/nvidia-smi",)
 class NvidiaHostPaths:
     dev_root: Path = Path("/dev")
     driver_root: Path = Path("/")  # where the driver is installed (/run/nvidia/driver: operator)
+    host_driver_root: Path | None = None  # the same tree on the host; None: driver_root
 
     def driver_files(self) -> tuple[HostFile, ...]:
         files = [
-            HostFile(str(self.driver_root / b), f"/{b}")
+            HostFile(self._on_host(self.driver_root / b), f"/{b}")
             for b in BINARIES
             if exists(self.driver_root / b)
         ]
@@ -56,8 +60,19 @@ class NvidiaHostPaths:
                 None,
             )
             if found is not None:
-                files.append(HostFile(str(found.resolve()), f"{NVIDIA_LIB_DIR}/{library}"))
+                files.append(HostFile(self._on_host(found), f"{NVIDIA_LIB_DIR}/{library}"))
         return tuple(files)
+
+    def _on_host(self, found: Path) -> str:
+        """The host's name for a file found under driver_root: its link resolved (the runtime
+        bind-mounts the versioned library) where that stays in the tree, else its own path."""
+        resolved = found.resolve()
+        root = self.driver_root.resolve()
+        if resolved.is_relative_to(root):
+            here, relative = resolved, resolved.relative_to(root)
+        else:
+            here, relative = found, found.relative_to(self.driver_root)
+        return str(here if self.host_driver_root is None else self.host_driver_root / relative)
 
     def host_files(self, *, shared_nodes: frozenset[str] | None = None) -> HostFiles:
         present = frozenset(n for n in SHARED_NODE_NAMES if exists(self.dev_root / n))
