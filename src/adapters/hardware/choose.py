@@ -70,7 +70,7 @@ def nvml_probe(
     from npu_dra.adapters.hardware.nvml.probe import NvmlProbe
     from npu_dra.adapters.hardware.nvml.pynvml_library import PynvmlLibrary
 
-    return NvmlProbe(node=node, library=PynvmlLibrary(), host=host)
+    return NvmlProbe(node=node, library=PynvmlLibrary(host.library()), host=host)
 
 
 def dcmi_probe(

@@ -36,3 +36,18 @@ app.kubernetes.io/managed-by: {{ .root.Release.Service }}
 {{- range $dirs }}{{ $paths = append $paths (printf "%s/%s" $root .) }}{{ end -}}
 {{- join ":" $paths -}}
 {{- end -}}
+
+{{/* The DRA driver name: driverName, else the device profile's. */}}
+{{- define "npu-dra.driverName" -}}
+{{- default (eq .Values.deviceProfile "gpu" | ternary "gpu.npu-dra.io" "npu.huawei.com") .Values.driverName -}}
+{{- end -}}
+
+{{/* Where the kubelet plugin runs: the affinity value, else the profile's nodeAffinity. */}}
+{{- define "npu-dra.affinity" -}}
+{{- $affinity := deepCopy (default dict .Values.affinity) -}}
+{{- $nodes := eq .Values.deviceProfile "gpu" | ternary .Values.gpu.nodeAffinity .Values.nodeAffinity -}}
+{{- if and $nodes (not (hasKey $affinity "nodeAffinity")) -}}
+{{- $_ := set $affinity "nodeAffinity" $nodes -}}
+{{- end -}}
+{{- with $affinity }}{{ toYaml . }}{{ end -}}
+{{- end -}}

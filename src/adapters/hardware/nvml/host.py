@@ -18,8 +18,9 @@ from npu_dra.domain.profile import NVIDIA_LIB_DIR
 SHARED_NODE_NAMES = ("nvidiactl", "nvidia-uvm", "nvidia-uvm-tools", "nvidia-modeset")
 # What CUDA and nvidia-smi need in a container (the NVIDIA container toolkit's "utility" and
 # "compute" sets, the libraries that exist on most drivers).
+NVML_LIBRARY = "libnvidia-ml.so.1"
 LIBRARIES = (
-    "libnvidia-ml.so.1",
+    NVML_LIBRARY,
     "libcuda.so.1",
     "libnvidia-ptxjitcompiler.so.1",
     "libnvidia-nvvm.so.4",
@@ -51,17 +52,15 @@ class NvidiaHostPaths:
             if exists(self.driver_root / b)
         ]
         for library in LIBRARIES:
-            found = next(
-                (
-                    self.driver_root / d / library
-                    for d in LIBRARY_DIRS
-                    if exists(self.driver_root / d / library)
-                ),
-                None,
-            )
+            found = self.library(library)
             if found is not None:
                 files.append(HostFile(self._on_host(found), f"{NVIDIA_LIB_DIR}/{library}"))
         return tuple(files)
+
+    def library(self, name: str = NVML_LIBRARY) -> Path | None:
+        """Where this process finds a driver library under driver_root (None: nowhere)."""
+        candidates = (self.driver_root / d / name for d in LIBRARY_DIRS)
+        return next((path for path in candidates if exists(path)), None)
 
     def _on_host(self, found: Path) -> str:
         """The host's name for a file found under driver_root: its link resolved (the runtime

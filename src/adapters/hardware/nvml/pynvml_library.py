@@ -5,7 +5,9 @@ plugin does; `critical_xids` polls it with a zero timeout, so a probe never wait
 NVMLError becomes an NvmlError naming the call.
 """
 
+import ctypes
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any, TypeVar
 
 import pynvml
@@ -38,7 +40,13 @@ _ARCHITECTURES = _names("NVML_DEVICE_ARCH_", "UNKNOWN")
 
 
 class PynvmlLibrary:
-    def __init__(self) -> None:
+    """`path`: the libnvidia-ml.so.1 to use (found under --driver-root), loaded by its path
+    before pynvml asks the loader for it by name, which then finds it already loaded. So the
+    plugin's container needs no LD_LIBRARY_PATH into the host's library directories, which
+    would also put the host's libc and libssl before the image's. None: the loader's search."""
+
+    def __init__(self, path: Path | None = None) -> None:
+        self._path = path
         self._started = False
         self._events: Any = None
 
@@ -76,6 +84,11 @@ class PynvmlLibrary:
     def _start(self) -> None:
         if self._started:
             return
+        if self._path is not None:
+            try:
+                ctypes.CDLL(str(self._path), mode=ctypes.RTLD_GLOBAL)
+            except OSError as error:
+                raise NvmlError(f"loading {self._path}: {error}") from error
         _call("nvmlInit", pynvml.nvmlInit)
         self._started = True
         self._events = _call("nvmlEventSetCreate", pynvml.nvmlEventSetCreate)
