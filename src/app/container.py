@@ -56,7 +56,7 @@ from npu_dra.app.wiring.node import (
 )
 from npu_dra.app.wiring.simulate import selector_evaluator
 from npu_dra.domain.ids import DriverName, NodeName
-from npu_dra.domain.ports import ClusterApi, DeviceTaintSupport, EventRecorder
+from npu_dra.domain.ports import ClusterApi, DeviceTaintSupport, EventRecorder, NodeDirectory
 from npu_dra.domain.profile import node_profile
 
 if TYPE_CHECKING:
@@ -68,6 +68,10 @@ class NodeContainer(containers.DeclarativeContainer):
     cluster: providers.Dependency[ClusterApi] = providers.Dependency()
     taint_support: providers.Dependency[DeviceTaintSupport] = providers.Dependency(default=cluster)
     event_recorder: providers.Dependency[EventRecorder] = providers.Dependency(default=cluster)
+    # Where the plugin's Node is looked up (kept not ready while it is missing); None: nowhere.
+    node_directory: providers.Dependency[NodeDirectory | None] = providers.Dependency(
+        default=providers.Object(None)
+    )
 
     profile = providers.Callable(
         node_profile,
@@ -141,6 +145,7 @@ class NodeContainer(containers.DeclarativeContainer):
         backend=settings.provided.hardware.kind,
         events=event_sink,
         node=node_name,
+        nodes=node_directory,
     )
 
     # The kubelet plugin: publishing, its two sockets on one gRPC server, liveness and metrics.
@@ -216,6 +221,9 @@ class Container(containers.DeclarativeContainer):
         cluster=cluster,
         taint_support=taint_support,
         event_recorder=event_recorder,
+        node_directory=providers.Selector(
+            settings.provided.cluster, memory=providers.Object(None), kubernetes=cluster
+        ),
         metrics=metrics,
     )
 

@@ -49,6 +49,12 @@ class ClusterApi(Protocol):
     def get_device_class(self, *, name: DeviceClassName) -> DeviceClass: ...
 
 
+class NodeDirectory(Protocol):
+    """Whether the API server knows a Node (a plugin given a wrong --node-name is not ready)."""
+
+    def node_exists(self, *, node: NodeName) -> bool: ...
+
+
 @runtime_checkable
 class DeviceTaintSupport(Protocol):
     """Whether the API server keeps device taints (KEP-5055) on this node's slices."""

@@ -336,3 +336,14 @@ def test_a_stopped_watch_stays_silent(
 
     time.sleep(1.0)
     assert calls.count == quiet
+
+
+# --- the plugin's Node ---------------------------------------------------------------------
+
+
+def test_a_node_exists_once_registered_and_not_before(
+    cluster: Cluster, admin: Admin, node: NodeName
+) -> None:
+    assert cluster.node_exists(node=node) is False  # a mistyped --node-name
+    admin.create_node(node)
+    assert cluster.node_exists(node=node) is True

@@ -266,6 +266,9 @@ class MemoryCluster:
         with self._lock:
             self._watchers = [w for w in self._watchers if w is not found]
 
+    def node_exists(self, *, node: NodeName) -> bool:
+        return self.get("Node", node) is not None
+
     def _node_owner(self, node: NodeName) -> dict[str, Any] | None:
         found = self.get("Node", node)
         return node_owner(node, found["metadata"]["uid"]) if found else None

@@ -11,7 +11,10 @@ inventory to publish (npu-smi or the driver library missing, failing or hung: ea
 up to --probe-timeout), the tries double up to `hardware_retry_max_s`. Every wait is jittered. A
 failure is logged when it first happens and when it changes, not on every try.
 
-Until the pool is published, and while the hardware gives no inventory, the plugin is not ready:
+Until the pool is published, while the hardware gives no inventory, and while the API server
+knows no Node of the plugin's --node-name (looked up after each publish until found; a
+mistyped name would otherwise publish slices no scheduler matches to the node), the plugin is not
+ready:
 `readiness_problem` says why (the health port's "readiness" service answers NOT_SERVING, so the
 pod shows 0/1 READY), and a Node Event says when the hardware went away and came back.
 
@@ -32,7 +35,7 @@ from npu_dra.domain.errors import DomainError
 from npu_dra.domain.events import hardware_event, health_events
 from npu_dra.domain.ids import DriverName, NodeName
 from npu_dra.domain.metrics import PluginMetrics
-from npu_dra.domain.ports import SliceWatcher
+from npu_dra.domain.ports import NodeDirectory, SliceWatcher
 
 log = logging.getLogger(__name__)
 
@@ -57,6 +60,7 @@ class PoolMaintainer:
         backend: str = "",
         events: EventSink | None = None,
         node: NodeName | None = None,
+        nodes: NodeDirectory | None = None,
     ) -> None:
         self._inventory = inventory
         self._publisher = publisher
@@ -66,6 +70,9 @@ class PoolMaintainer:
         self._said: str | None = None  # the failure last logged
         self._hardware_problem: str | None = None  # why the last probe gave no inventory
         self._node = node  # the Node the hardware events are about
+        self._nodes = nodes  # where the Node is looked up; None: not looked up
+        self._node_problem: str | None = None  # why the Node is not known, once looked up
+        self._node_found = nodes is None or node is None
         self._metrics = metrics
         self._backend = backend  # the probe's, as metrics label it
         self._events = events  # a Node Event per device whose health changed
@@ -90,7 +97,9 @@ class PoolMaintainer:
         """Why the plugin is not ready to serve claims; None when it is."""
         if self._hardware_problem is not None:
             return f"the hardware gives no inventory: {self._hardware_problem}"
-        return None if self._published.is_set() else NOT_PUBLISHED
+        if not self._published.is_set():
+            return NOT_PUBLISHED
+        return self._node_problem
 
     def stop(self) -> None:
         self._stop.set()
@@ -109,7 +118,7 @@ class PoolMaintainer:
             if self._stop.is_set():
                 return
             self._wake.clear()
-            due = due or woken or self._inventory_changed()
+            due = due or woken or self._inventory_changed() or not self._node_found
 
     def _publish(self) -> float | None:
         """Publish once; None when done, else the seconds until the next try."""
@@ -135,7 +144,27 @@ class PoolMaintainer:
             self._said = None
         self._published.set()
         self._count_publish(ok=True)
+        self._look_up_node()
         return None
+
+    def _look_up_node(self) -> None:
+        """Whether the API server knows our Node, until it does; said once per change."""
+        if self._node_found or self._nodes is None or self._node is None:
+            return
+        try:
+            self._node_found = self._nodes.node_exists(node=self._node)
+        except DomainError:  # the API server's trouble: the next publish reports it
+            return
+        if self._node_found:
+            if self._node_problem is not None:
+                log.info("Node %s exists now: ready", self._node)
+            self._node_problem = None
+        elif self._node_problem is None:
+            self._node_problem = (
+                f"the API server has no Node {self._node}: --node-name (NODE_NAME) must be this "
+                "node's name as the kubelet registered it"
+            )
+            log.error("%s; not ready until it has", self._node_problem)
 
     def _hardware_changed(self, problem: str | None) -> None:
         """Record whether the hardware gives an inventory; a Node Event when that changes."""

@@ -210,6 +210,23 @@ class KubeCluster:
                 raise StaleRead(f"ResourceSlice {name} was deleted meanwhile") from error
             raise
 
+    def node_exists(self, *, node: NodeName) -> bool:
+        def fetch(deadline: Deadline) -> bool:
+            try:
+                self._read_node(node, deadline.timeout())
+            except ApiException as error:
+                if error.status == 404:
+                    return False
+                raise
+            return True
+
+        return with_retries(
+            f"reading Node {node}",
+            fetch,
+            budget_s=self._read_budget,
+            on_retry=self._retries("read"),
+        )
+
     def _owner(self, deadline: Deadline, node: NodeName) -> dict[str, Any] | None:
         try:
             found = self._read_node(node, deadline.timeout())
