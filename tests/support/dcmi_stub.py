@@ -60,7 +60,7 @@ def build_library() -> Path:
     with open(directory / ".lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         if not library.exists():
-            _ensure_compiler()
+            ensure_compiler("the DCMI stand-in")
             partial = directory / "libdcmi.so.partial"
             command = ["cc", "-std=c11", "-D_POSIX_C_SOURCE=200809L", "-Wall", "-Werror"]
             command += ["-shared", "-fPIC", "-o", str(partial), str(SOURCE / "dcmi_stub.c")]
@@ -69,14 +69,14 @@ def build_library() -> Path:
     return library
 
 
-def _ensure_compiler() -> None:
+def ensure_compiler(what: str) -> None:
     """The system C compiler, installed from the distribution's packages when missing (as the
     real node's build script installs its tools), or an error saying what to install."""
     if shutil.which("cc"):
         return
     if os.geteuid() != 0 or not shutil.which("apt-get"):
         raise RuntimeError(
-            "the DCMI stand-in needs a C compiler: install gcc (Debian: gcc libc6-dev)"
+            f"{what} needs a C compiler: install gcc (Debian: gcc libc6-dev)"
         )
     subprocess.run(["apt-get", "update", "-qq"], check=True, timeout=600)
     install = ["apt-get", "install", "-y", "-qq", "--no-install-recommends", "gcc", "libc6-dev"]
