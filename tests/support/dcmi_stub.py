@@ -75,9 +75,7 @@ def ensure_compiler(what: str) -> None:
     if shutil.which("cc"):
         return
     if os.geteuid() != 0 or not shutil.which("apt-get"):
-        raise RuntimeError(
-            f"{what} needs a C compiler: install gcc (Debian: gcc libc6-dev)"
-        )
+        raise RuntimeError(f"{what} needs a C compiler: install gcc (Debian: gcc libc6-dev)")
     subprocess.run(["apt-get", "update", "-qq"], check=True, timeout=600)
     install = ["apt-get", "install", "-y", "-qq", "--no-install-recommends", "gcc", "libc6-dev"]
     subprocess.run(install, check=True, timeout=600)
