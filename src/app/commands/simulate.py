@@ -10,9 +10,12 @@ from typing import TYPE_CHECKING
 from npu_dra.app import logs
 from npu_dra.app.options import Hardware, Settings, add_options, settings_from
 
+FAILED_PODS = 3  # --fail-on-pending: some pod was left pending or in error
+MAX_NAMED = 10  # pods named in that message
+
 if TYPE_CHECKING:
     from npu_dra.app.container import Container
-    from npu_dra.app.simulation.run import NodePlugin
+    from npu_dra.app.simulation.run import NodePlugin, SimulationResult
     from npu_dra.app.simulation.scenario import Scenario
 
 
@@ -50,10 +53,11 @@ def _scenario(root: "Container", settings: Settings) -> "Scenario":
     from npu_dra.app.simulation.scenario_load import load_scenario
     from npu_dra.app.simulation.scenario_selectors import check_selectors
 
+    driver = settings.driver_name
     scenario = (
-        generated_scenario(settings.generate)
+        generated_scenario(settings.generate, driver=driver)
         if settings.generate
-        else load_scenario(settings.scenario)
+        else load_scenario(settings.scenario, driver=driver)
     )
     check_selectors(scenario, root.selector_evaluator().compile_error)
     return scenario
@@ -64,6 +68,7 @@ def _simulate(root: "Container", scenario: "Scenario", settings: Settings) -> in
     what happened; 1 for an error that stops the run."""
     from npu_dra.app.simulation.render import render
     from npu_dra.app.simulation.run import simulate
+    from npu_dra.app.simulation.summary import summary_line
     from npu_dra.domain.errors import DomainError
 
     with tempfile.TemporaryDirectory(prefix="npu-dra-sim-") as scratch:
@@ -86,7 +91,25 @@ def _simulate(root: "Container", scenario: "Scenario", settings: Settings) -> in
         except DomainError as error:
             print(f"npu-dra simulate: {scenario.source}: {error}", file=sys.stderr)
             return 1
-        return _print(render(result, settings.output or "table"))
+        output = settings.output or "table"
+        code = _print(render(result, output))
+        if output != "table":  # the document has it; a CI log shows it too
+            print(summary_line(result), file=sys.stderr)
+        return _exit_code(result) if settings.fail_on_pending else code
+
+
+def _exit_code(result: "SimulationResult") -> int:
+    """--fail-on-pending: 3 when a pod is left pending or in error, naming them."""
+    from npu_dra.app.simulation.summary import not_bound
+
+    left = not_bound(result)
+    if not left:
+        return 0
+    names = ", ".join(f"{p.pod.namespace}/{p.pod.name}" for p in left[:MAX_NAMED])
+    more = f" and {len(left) - MAX_NAMED} more" if len(left) > MAX_NAMED else ""
+    noun = "pod" if len(left) == 1 else "pods"
+    print(f"npu-dra simulate: {len(left)} {noun} not bound: {names}{more}", file=sys.stderr)
+    return FAILED_PODS
 
 
 def _print(text: str) -> int:

@@ -71,6 +71,7 @@ class Settings:
     search_budget: int
     prepare: bool
     cdi_out: Path | None
+    fail_on_pending: bool
     # Not flags: where prepared claims live (the simulation keeps them in memory per node).
     state: str = "files"
     healthcheck_host: str = HEALTHCHECK_HOST

@@ -51,6 +51,15 @@ SIMULATE = (
         negatable=True,
     ),
     Option(
+        "fail_on_pending",
+        ("--fail-on-pending",),
+        "exit 3 when a pod is left pending or in error (gated pods do not count), for CI",
+        "false",
+        switch,
+        "FAIL_ON_PENDING",
+        negatable=True,
+    ),
+    Option(
         "cdi_out",
         ("--cdi-out",),
         "write the simulated CDI specs here (default: a temporary directory)",

@@ -25,14 +25,14 @@ def parse_spec(text: str) -> dict[str, int]:
     return values
 
 
-def generated_scenario(text: str) -> Scenario:
+def generated_scenario(text: str, *, driver: str = DRIVER) -> Scenario:
     spec = parse_spec(text)
-    return scenario_from_documents(documents(**spec), source=f"generated ({text})")
+    return scenario_from_documents(documents(**spec, driver=driver), source=f"generated ({text})")
 
 
-def documents(*, nodes: int, npus: int, pods: int) -> list[dict[str, Any]]:
+def documents(*, nodes: int, npus: int, pods: int, driver: str = DRIVER) -> list[dict[str, Any]]:
     """The scenario's objects, in the order a file would list them."""
-    return [*_nodes(nodes, npus), _device_class(), *_templates(), *_pods(pods)]
+    return [*_nodes(nodes, npus), _device_class(driver), *_templates(driver), *_pods(pods)]
 
 
 def _nodes(count: int, npus: int) -> list[dict[str, Any]]:
@@ -47,15 +47,15 @@ def _nodes(count: int, npus: int) -> list[dict[str, Any]]:
     ]
 
 
-def _device_class() -> dict[str, Any]:
-    selector = {"cel": {"expression": f'device.driver == "{DRIVER}"'}}
-    return {"kind": "DeviceClass", "metadata": {"name": DRIVER}, "spec": {"selectors": [selector]}}
+def _device_class(driver: str) -> dict[str, Any]:
+    selector = {"cel": {"expression": f'device.driver == "{driver}"'}}
+    return {"kind": "DeviceClass", "metadata": {"name": driver}, "spec": {"selectors": [selector]}}
 
 
-def _templates() -> list[dict[str, Any]]:
-    one = {"name": "npu", "exactly": {"deviceClassName": DRIVER}}
-    pair = {"name": "npu", "exactly": {"deviceClassName": DRIVER, "count": 2}}
-    same_numa = [{"matchAttribute": f"{DRIVER}/numaNode"}]
+def _templates(driver: str) -> list[dict[str, Any]]:
+    one = {"name": "npu", "exactly": {"deviceClassName": driver}}
+    pair = {"name": "npu", "exactly": {"deviceClassName": driver, "count": 2}}
+    same_numa = [{"matchAttribute": f"{driver}/numaNode"}]
     return [
         {
             "kind": "ResourceClaimTemplate",

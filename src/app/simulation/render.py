@@ -11,6 +11,7 @@ import yaml
 
 from npu_dra.adapters.cdi.codec import encode as encode_cdi
 from npu_dra.app.simulation.run import PodResult, SimulationResult
+from npu_dra.app.simulation.summary import summary, summary_line
 from npu_dra.domain.device import NodeInventory
 from npu_dra.domain.ids import DeviceName
 from npu_dra.domain.pool import chip_layouts
@@ -43,6 +44,7 @@ def as_document(result: SimulationResult) -> dict[str, Any]:
         "allocations": [dict(zip(_keys(), row, strict=True)) for row in _rows(result)],
         "pods": [_pod_document(p) for p in result.pods],
         "cdiSpecs": {uid: encode_cdi(spec) for uid, spec in result.specs.items()},
+        "summary": summary(result),
     }
 
 
@@ -57,6 +59,7 @@ def render_text(result: SimulationResult) -> str:
             _table([POD_HEADERS, *_pod_table_rows(result)]),
             "",
             LEGEND,
+            summary_line(result),
         ]
     )
 

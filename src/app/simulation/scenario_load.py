@@ -20,6 +20,7 @@ from npu_dra.app.simulation.scenario_pods import sim_pod
 from npu_dra.app.simulation.strict import check_known_fields
 from npu_dra.domain.errors import DomainError
 
+DEFAULT_DRIVER = "npu.huawei.com"  # what the built-in scenario is written for
 KINDS = (
     "Namespace",
     "SimulatedNode",
@@ -30,10 +31,13 @@ KINDS = (
 )
 
 
-def load_scenario(path: Path | None) -> Scenario:
-    """The user's scenario, or the built-in default (the seed's flow) when `path` is None."""
+def load_scenario(path: Path | None, *, driver: str = DEFAULT_DRIVER) -> Scenario:
+    """The user's scenario, or the built-in default (the seed's flow) when `path` is None, its
+    class, claims and selectors naming `driver` (the one its nodes publish under)."""
     if path is None:
         text = resources.files("npu_dra.app.simulation").joinpath("default.yaml").read_text()
+        text = text.replace(f'"{DEFAULT_DRIVER}"', f'"{driver}"')
+        text = text.replace(f": {DEFAULT_DRIVER}\n", f": {driver}\n")
         return parse_scenario(text, source="built-in default scenario")
     try:
         text = path.read_text()

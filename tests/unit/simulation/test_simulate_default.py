@@ -217,9 +217,11 @@ def test_the_driver_name_flag_names_the_published_driver() -> None:
     assert code == 0
     result = json.loads(out)
     assert {s["spec"]["driver"] for s in result["resourceSlices"]} == {"npu.example.com"}
-    # The default DeviceClass selects npu.huawei.com, so nothing may be allocated.
-    assert all(r["status"].startswith("Pending") for r in result["allocations"])
-    assert result["cdiSpecs"] == {}
+    # The built-in scenario's class and selectors follow the driver: its pods are bound as under
+    # the default name, with CDI devices of the driver's vendor.
+    assert not [r for r in result["allocations"] if r["status"].startswith("Pending")]
+    kinds = {spec["kind"] for spec in result["cdiSpecs"].values()}
+    assert kinds == {"k8s.npu.example.com/npu"}
 
 
 def test_an_unhealthy_npu_is_listed_as_not_published(tmp_path: Path) -> None:
