@@ -66,6 +66,7 @@ def _scenario(root: "Container", settings: Settings) -> "Scenario":
 def _simulate(root: "Container", scenario: "Scenario", settings: Settings) -> int:
     """Run the scenario with one plugin per node, their files in a scratch directory, and print
     what happened; 1 for an error that stops the run."""
+    from npu_dra.app.simulation.progress import terminal_progress
     from npu_dra.app.simulation.render import render
     from npu_dra.app.simulation.run import simulate
     from npu_dra.app.simulation.summary import summary_line
@@ -79,6 +80,7 @@ def _simulate(root: "Container", scenario: "Scenario", settings: Settings) -> in
         plugins = [
             node_plugin(root, scenario, i, node_settings) for i in range(len(scenario.nodes))
         ]
+        progress = terminal_progress(sys.stderr, len(scenario.pods))
         try:
             result = simulate(
                 scenario,
@@ -87,10 +89,14 @@ def _simulate(root: "Container", scenario: "Scenario", settings: Settings) -> in
                 evaluator=root.selector_evaluator(),
                 prepare=settings.prepare,
                 budget=settings.search_budget,
+                on_pod=progress.pod_done if progress else None,
             )
         except DomainError as error:
             print(f"npu-dra simulate: {scenario.source}: {error}", file=sys.stderr)
             return 1
+        finally:
+            if progress is not None:
+                progress.close()
         output = settings.output or "table"
         code = _print(render(result, output))
         if output != "table":  # the document has it; a CI log shows it too

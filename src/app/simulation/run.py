@@ -88,8 +88,10 @@ def simulate(
     evaluator: SelectorEvaluator,
     prepare: bool = True,
     budget: int = DEFAULT_STEP_BUDGET,
+    on_pod: Callable[[int], None] | None = None,
 ) -> SimulationResult:
-    """What each node publishes, then each pod's decision and, once bound, its preparation."""
+    """What each node publishes, then each pod's decision and, once bound, its preparation;
+    `on_pod` hears how many pods are done after each."""
     published = _publish(scenario, cluster, plugins)
     slices = tuple(cluster.list("ResourceSlice"))
     index = _cluster_index(scenario, published)
@@ -105,6 +107,8 @@ def simulate(
             outcomes = preparer.prepare([c.ref for c in result.claims])
             result = attrs.evolve(result, outcomes=outcomes)
         results.append(result)
+        if on_pod is not None:
+            on_pod(len(results))
     specs = _cdi_specs(plugins)
     inventories = tuple(p.inventory.current() for p in plugins if p.inventory is not None)
     return SimulationResult(slices, tuple(results), specs, inventories)
