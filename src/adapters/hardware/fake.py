@@ -28,6 +28,7 @@ import yaml
 
 from npu_dra.adapters.hardware.ascend_host import AscendHostPaths
 from npu_dra.adapters.hardware.chips import CHIPS, ChipFacts
+from npu_dra.adapters.hardware.description import ASCEND_FIELDS, check_description
 from npu_dra.adapters.hardware.errors import ProbeError
 from npu_dra.adapters.hardware.fake_vnpu import FakeVnpuTable
 from npu_dra.adapters.hardware.health_words import health_of
@@ -123,6 +124,7 @@ class FakeHardware:
 
 
 def _devices(spec: Mapping[str, Any], overrides: Mapping[int, Health]) -> tuple[Device, ...]:
+    check_description(spec, ASCEND_FIELDS)
     chip = str(spec["chip"])
     count = int(spec["count"])
     facts = CHIPS.get(chip)

@@ -6,10 +6,12 @@ two templates in turn: one NPU, and two NPUs on one NUMA node (a matchAttribute 
 
 from typing import Any
 
+from npu_dra.adapters.hardware.description import MAX_DEVICES_PER_NODE
 from npu_dra.app.simulation.scenario import Scenario, ScenarioError
-from npu_dra.app.simulation.scenario_load import scenario_from_documents
+from npu_dra.app.simulation.scenario_load import MAX_NODES, MAX_PODS, scenario_from_documents
 
 DEFAULTS = {"nodes": 50, "npus": 8, "pods": 200}
+LIMITS = {"nodes": MAX_NODES, "npus": MAX_DEVICES_PER_NODE, "pods": MAX_PODS}
 DRIVER = "npu.huawei.com"
 
 
@@ -21,6 +23,8 @@ def parse_spec(text: str) -> dict[str, int]:
             raise ScenarioError(
                 f"--generate: {part!r}: expected nodes=N, npus=N or pods=N with N >= 1"
             )
+        if int(number) > LIMITS[key]:
+            raise ScenarioError(f"--generate: {part!r}: at most {key}={LIMITS[key]}")
         values[key] = int(number)
     return values
 

@@ -21,6 +21,12 @@ from npu_dra.app.simulation.strict import check_known_fields
 from npu_dra.domain.errors import DomainError
 
 DEFAULT_DRIVER = "npu.huawei.com"  # what the built-in scenario is written for
+# kubernetes.io/docs/setup/best-practices/cluster-large: "No more than 5,000 nodes", "No more
+# than 150,000 total pods".
+MAX_NODES = 5_000
+MAX_PODS = 150_000
+MAX_SCENARIO_BYTES = 512 << 20
+LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml where PyYAML was built with it
 KINDS = (
     "Namespace",
     "SimulatedNode",
@@ -39,16 +45,29 @@ def load_scenario(path: Path | None, *, driver: str = DEFAULT_DRIVER) -> Scenari
         text = text.replace(f'"{DEFAULT_DRIVER}"', f'"{driver}"')
         text = text.replace(f": {DEFAULT_DRIVER}\n", f": {driver}\n")
         return parse_scenario(text, source="built-in default scenario")
+    return parse_scenario(read_text(path), source=str(path))
+
+
+def read_text(path: Path) -> str:
+    """The file's text, at most MAX_SCENARIO_BYTES of UTF-8; ScenarioError naming it if not."""
     try:
-        text = path.read_text()
+        with path.open("rb") as file:
+            data = file.read(MAX_SCENARIO_BYTES + 1)
     except OSError as error:
         raise ScenarioError(f"{path}: {error.strerror or error}") from error
-    return parse_scenario(text, source=str(path))
+    if len(data) > MAX_SCENARIO_BYTES:
+        raise ScenarioError(f"{path}: larger than {MAX_SCENARIO_BYTES >> 20} MiB")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise ScenarioError(
+            f"{path}: not UTF-8 text (byte {error.start}): expected YAML or JSON"
+        ) from error
 
 
 def parse_scenario(text: str, *, source: str) -> Scenario:
     try:
-        documents = [d for d in yaml.safe_load_all(text) if d is not None]
+        documents = [d for d in yaml.load_all(text, Loader=LOADER) if d is not None]
     except yaml.YAMLError as error:
         raise ScenarioError(f"{source}: not valid YAML: {error}") from error
     return scenario_from_documents(documents, source=source)
@@ -61,9 +80,20 @@ def scenario_from_documents(documents: list[Any], *, source: str) -> Scenario:
             kind = _kind_of(doc, source, index)
             check_known_fields(doc, kind)
             by_kind[kind].append(doc)
+        _check_sizes(source, by_kind)
         return _checked(source, by_kind)
     except DomainError as error:
         raise ScenarioError(f"{source}: {error}") from error
+
+
+def _check_sizes(source: str, by_kind: Mapping[str, list[Mapping[str, Any]]]) -> None:
+    """More nodes or pods than a Kubernetes cluster supports is refused before any is built."""
+    for kind, limit in (("SimulatedNode", MAX_NODES), ("Pod", MAX_PODS)):
+        if len(by_kind[kind]) > limit:
+            raise ScenarioError(
+                f"{source}: {len(by_kind[kind])} {kind} objects: at most {limit}, as many as "
+                "one Kubernetes cluster supports"
+            )
 
 
 def _kind_of(doc: object, source: str, index: int) -> str:

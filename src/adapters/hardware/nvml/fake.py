@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from npu_dra.adapters.hardware.description import GPU_FIELDS, check_description
 from npu_dra.adapters.hardware.errors import ProbeError
 from npu_dra.adapters.hardware.nvml.host import NvidiaHostPaths
 from npu_dra.adapters.hardware.nvml.library import NvmlError
@@ -35,6 +36,7 @@ def fake_gpu_node(
 ) -> NvmlProbe:
     """The probe a node with these GPUs would be; ProbeError naming what is wrong."""
     try:
+        check_description(description, GPU_FIELDS)
         if "nvidiaSmiXml" in description:
             dump = description.get("nvmlDump")
             library = FakeNvml.from_file(

@@ -1,0 +1,92 @@
+"""`npu-dra simulate` on hostile scenarios: typos inside a node's hardware, sizes no cluster has,
+binary files. Each ends quickly, under a 2 GiB memory limit, with exit status 2 and one message
+naming the file, the object and the field (no traceback)."""
+
+from __future__ import annotations
+
+import resource
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+MEMORY_LIMIT = 2 << 30
+NODE = """\
+kind: SimulatedNode
+metadata: {{name: {name}}}
+spec:
+  hardware: {hardware}
+"""
+
+
+def limited() -> None:
+    resource.setrlimit(resource.RLIMIT_AS, (MEMORY_LIMIT, MEMORY_LIMIT))
+
+
+def simulate(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "npu_dra.app.cli", "simulate", "--no-prepare", *args],
+        capture_output=True, text=True, timeout=120, check=False, preexec_fn=limited,
+    )  # fmt: skip
+
+
+def refused(result: subprocess.CompletedProcess[str], *words: str) -> str:
+    assert result.returncode == 2, (result.returncode, result.stderr[-2000:])
+    assert "Traceback" not in result.stderr, result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1, result.stderr
+    for word in words:
+        assert word in result.stderr, result.stderr
+    return result.stderr
+
+
+def scenario(tmp_path: Path, text: str) -> str:
+    path = tmp_path / "scenario.yaml"
+    path.write_text(text)
+    return str(path)
+
+
+@pytest.mark.parametrize(
+    ("hardware", "typo"),
+    [
+        ("{chip: 910B4, count: 8, nuamNodes: [0, 0, 0, 0, 1, 1, 1, 1]}", "nuamNodes"),
+        ("{chip: 910A, count: 8, topolgy: rings}", "topolgy"),
+        ("{gpu: NVIDIA H100 80GB HBM3, count: 4, computeCapabilty: '9.0'}", "computeCapabilty"),
+    ],
+)
+def test_a_typo_inside_a_nodes_hardware_is_refused_naming_it(
+    tmp_path: Path, hardware: str, typo: str
+) -> None:
+    path = scenario(tmp_path, NODE.format(name="n1", hardware=hardware))
+    refused(simulate("--scenario", path), path, "SimulatedNode n1", typo, "unknown field")
+
+
+@pytest.mark.parametrize("count", [100_000_000, 1025, 0, -3])
+def test_a_device_count_no_node_has_is_refused(tmp_path: Path, count: int) -> None:
+    path = scenario(tmp_path, NODE.format(name="n1", hardware=f"{{chip: 910B4, count: {count}}}"))
+    refused(simulate("--scenario", path), "SimulatedNode n1", "count", "1024")
+
+
+def test_more_nodes_than_kubernetes_supports_are_refused(tmp_path: Path) -> None:
+    nodes = "---\n".join(
+        NODE.format(name=f"n{i}", hardware="{chip: 910B4, count: 1}") for i in range(5001)
+    )
+    refused(simulate("--scenario", scenario(tmp_path, nodes)), "5001 SimulatedNode", "5000")
+
+
+@pytest.mark.parametrize(
+    ("spec", "limit"), [("nodes=5001", "5000"), ("pods=150001", "150000"), ("npus=2000", "1024")]
+)
+def test_a_generated_scenario_is_bounded_alike(spec: str, limit: str) -> None:
+    refused(simulate("--generate", spec), "--generate", limit)
+
+
+def test_a_binary_file_is_refused_as_not_text(tmp_path: Path) -> None:
+    path = tmp_path / "scenario.yaml"
+    path.write_bytes(b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR" + bytes(range(256)) * 64)
+    refused(simulate("--scenario", str(path)), str(path), "UTF-8")
+
+
+def test_a_directory_or_a_missing_file_is_refused(tmp_path: Path) -> None:
+    refused(simulate("--scenario", str(tmp_path)), str(tmp_path))
+    refused(simulate("--scenario", str(tmp_path / "absent.yaml")), "absent.yaml")
