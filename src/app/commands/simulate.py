@@ -35,8 +35,11 @@ def run(args: argparse.Namespace) -> int:
     from npu_dra.app.container import container_for
     from npu_dra.app.simulation.scenario import ScenarioError
 
-    if settings.generate and settings.scenario:
-        print("npu-dra simulate: give --scenario or --generate, not both", file=sys.stderr)
+    if settings.generate and (settings.scenario or settings.snapshot):
+        print(
+            "npu-dra simulate: --generate goes alone, not with --scenario or --from",
+            file=sys.stderr,
+        )
         return 2
     root = container_for(settings)
     try:
@@ -48,18 +51,32 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _scenario(root: "Container", settings: Settings) -> "Scenario":
-    """The scenario generated or read, its CEL selectors compiled as the API server would."""
+    """The scenario generated, read, or a cluster's snapshot with a scenario's what-ifs on top,
+    its CEL selectors compiled as the API server would."""
     from npu_dra.app.simulation.generate import generated_scenario
     from npu_dra.app.simulation.scenario_load import load_scenario
     from npu_dra.app.simulation.scenario_selectors import check_selectors
 
     driver = settings.driver_name
-    scenario = (
-        generated_scenario(settings.generate, driver=driver)
-        if settings.generate
-        else load_scenario(settings.scenario, driver=driver)
-    )
+    if settings.snapshot is not None:
+        scenario = _snapshot(settings)
+    elif settings.generate:
+        scenario = generated_scenario(settings.generate, driver=driver)
+    else:
+        scenario = load_scenario(settings.scenario, driver=driver)
     check_selectors(scenario, root.selector_evaluator().compile_error)
+    return scenario
+
+
+def _snapshot(settings: Settings) -> "Scenario":
+    from npu_dra.app.simulation.scenario_load import load_scenario
+    from npu_dra.app.simulation.snapshot_load import load_snapshot, with_overlay
+
+    assert settings.snapshot is not None
+    scenario = load_snapshot(settings.snapshot)
+    if settings.scenario is not None:
+        overlay = load_scenario(settings.scenario, driver=settings.driver_name, overlay=True)
+        scenario = with_overlay(scenario, overlay)
     return scenario
 
 

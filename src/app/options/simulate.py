@@ -27,6 +27,15 @@ SIMULATE = (
         metavar="FILE",
     ),
     Option(
+        "snapshot",
+        ("--from",),
+        "a cluster's state as `kubectl get nodes,resourceslices,deviceclasses,resourceclaims,"
+        "resourceclaimtemplates,pods -A -o yaml` prints it; --scenario adds what-ifs on top",
+        "",
+        optional_path,
+        metavar="FILE",
+    ),
+    Option(
         "generate",
         ("--generate",),
         "a generated scenario of identical nodes and NPU pods, for scale runs",

@@ -56,7 +56,7 @@ COMMANDS: Mapping[str, tuple[str, ...]] = {
     ),
     "discover": (*_HARDWARE, "output", *_LOGGING),
     "simulate": (
-        *("scenario", "generate", "output", "search_budget", "prepare", "driver_name"),
+        *("scenario", "snapshot", "generate", "output", "search_budget", "prepare", "driver_name"),
         *("cdi_out", "fail_on_pending"),
         *_LOGGING,
     ),

@@ -65,7 +65,8 @@ def render_text(result: SimulationResult) -> str:
 
 
 def _holders(result: SimulationResult) -> dict[tuple[str, str, str], str]:
-    held: dict[tuple[str, str, str], str] = {}
+    """Who holds each device: the claims allocated before the run, then the pods bound in it."""
+    held = {key: f"claim {who}" for key, who in result.held_before.items()}
     for pod in result.pods:
         for claim in pod.claims:
             for r in claim.allocation.results if claim.allocation and pod.node else ():

@@ -11,6 +11,7 @@ import attrs
 
 from npu_dra.adapters.cluster.memory import MemoryCluster
 from npu_dra.adapters.kube_shapes.claims import claim_from_api, device_class_from_api
+from npu_dra.adapters.kube_shapes.slices import slice_from_api
 from npu_dra.app.services.inventory import InventoryCache
 from npu_dra.app.services.preparer import ClaimPreparer
 from npu_dra.app.services.publisher import PoolPublisher
@@ -78,6 +79,8 @@ class SimulationResult:
     pods: tuple[PodResult, ...]
     specs: Mapping[ClaimUID, CdiSpec]
     inventories: tuple[NodeInventory, ...] = ()
+    # (driver, pool, device) -> "namespace/claim": held by claims allocated before the run
+    held_before: Mapping[tuple[str, str, str], str] = attrs.field(factory=dict)
 
 
 def simulate(
@@ -95,6 +98,9 @@ def simulate(
     published = _publish(scenario, cluster, plugins)
     slices = tuple(cluster.list("ResourceSlice"))
     index = _cluster_index(scenario, published)
+    for _, node in scenario.bound:  # a snapshot's bound pods: the nodes' load, as scored
+        if node in index.nodes:
+            index.bind(node, ())
     classes = {c.name: c for c in map(device_class_from_api, scenario.device_classes)}
     matcher = Matcher(evaluator)
     by_node = {p.name: p for p in plugins}
@@ -102,7 +108,7 @@ def simulate(
     mapping = class_mapping(scenario.device_classes)
     for pod in scenario.pods:
         result = _run_pod(pod, cluster, index, classes, matcher, budget=budget, mapping=mapping)
-        if result.node is not None and prepare:
+        if result.node is not None and prepare and result.node in by_node:
             preparer = by_node[result.node].services.preparer
             outcomes = preparer.prepare([c.ref for c in result.claims])
             result = attrs.evolve(result, outcomes=outcomes)
@@ -111,7 +117,7 @@ def simulate(
             on_pod(len(results))
     specs = _cdi_specs(plugins)
     inventories = tuple(p.inventory.current() for p in plugins if p.inventory is not None)
-    return SimulationResult(slices, tuple(results), specs, inventories)
+    return SimulationResult(slices, tuple(results), specs, inventories, _held_before(scenario))
 
 
 def _publish(
@@ -122,6 +128,8 @@ def _publish(
     for plugin in plugins:
         cluster.create({"apiVersion": "v1", "kind": "Node", "metadata": {"name": plugin.name}})
         published += plugin.publisher.publish()
+    for obj in scenario.slices:  # a snapshot's, of any driver, as published
+        published.append(slice_from_api(cluster.create(obj)))
     for obj in (*scenario.device_classes, *scenario.claims, *scenario.templates):
         cluster.create(obj)
     return published
@@ -138,6 +146,15 @@ def _cluster_index(scenario: Scenario, published: Sequence[ResourceSlice]) -> Cl
         if not r.admin_access
     )
     return index
+
+
+def _held_before(scenario: Scenario) -> dict[tuple[str, str, str], str]:
+    return {
+        (r.driver, r.pool, r.device): f"{c.ref.namespace}/{c.ref.name}"
+        for c in map(claim_from_api, scenario.claims)
+        if c.allocation is not None
+        for r in c.allocation.results
+    }
 
 
 def _cdi_specs(plugins: Sequence[NodePlugin]) -> dict[ClaimUID, CdiSpec]:

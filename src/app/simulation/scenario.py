@@ -43,3 +43,7 @@ class Scenario:
     claims: tuple[Mapping[str, Any], ...]
     templates: tuple[Mapping[str, Any], ...]
     pods: tuple[SimPod, ...]
+    # From a cluster's snapshot (--from): ResourceSlices already published (any driver), and
+    # pods already bound, as ("namespace/name", node).
+    slices: tuple[Mapping[str, Any], ...] = ()
+    bound: tuple[tuple[str, str], ...] = ()

@@ -17,11 +17,16 @@ ADMIN_ACCESS_FORBIDDEN = (
 )
 
 
-def check_claim_objects(by_kind: Mapping[str, list[Mapping[str, Any]]]) -> None:
-    """ShapeError (a DomainError) for the first class, claim or template the API would refuse."""
+def check_claim_objects(
+    by_kind: Mapping[str, list[Mapping[str, Any]]], *, admitted: bool = False
+) -> None:
+    """ShapeError (a DomainError) for the first class, claim or template the API would refuse.
+    `admitted`: read from a cluster, which admitted them; their namespaces' labels are unknown."""
     admin_namespaces = _admin_namespaces(by_kind["Namespace"])
     for doc in by_kind["DeviceClass"]:
         device_class_from_api(doc)
+    if admitted:
+        admin_namespaces.add("*")
     for doc in by_kind["ResourceClaim"]:
         claim = claim_from_api(doc)
         _check_admin_access(doc, claim.spec, claim.ref.namespace, admin_namespaces, "spec")
@@ -47,6 +52,6 @@ def _check_admin_access(
 ) -> None:
     """The API server refuses adminAccess outside namespaces labelled for it."""
     for i, request in enumerate(spec.requests):
-        if request.admin_access and namespace not in admin:
+        if request.admin_access and namespace not in admin and "*" not in admin:
             field = f"{at}.devices.requests[{i}].exactly.adminAccess"
             raise Fields(doc, obj=describe(doc)).fail(field, ADMIN_ACCESS_FORBIDDEN)

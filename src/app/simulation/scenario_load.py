@@ -37,15 +37,18 @@ KINDS = (
 )
 
 
-def load_scenario(path: Path | None, *, driver: str = DEFAULT_DRIVER) -> Scenario:
+def load_scenario(
+    path: Path | None, *, driver: str = DEFAULT_DRIVER, overlay: bool = False
+) -> Scenario:
     """The user's scenario, or the built-in default (the seed's flow) when `path` is None, its
-    class, claims and selectors naming `driver` (the one its nodes publish under)."""
+    class, claims and selectors naming `driver` (the one its nodes publish under). An `overlay`
+    on a cluster's snapshot needs no SimulatedNode of its own."""
     if path is None:
         text = resources.files("npu_dra.app.simulation").joinpath("default.yaml").read_text()
         text = text.replace(f'"{DEFAULT_DRIVER}"', f'"{driver}"')
         text = text.replace(f": {DEFAULT_DRIVER}\n", f": {driver}\n")
         return parse_scenario(text, source="built-in default scenario")
-    return parse_scenario(read_text(path), source=str(path))
+    return parse_scenario(read_text(path), source=str(path), overlay=overlay)
 
 
 def read_text(path: Path) -> str:
@@ -65,15 +68,17 @@ def read_text(path: Path) -> str:
         ) from error
 
 
-def parse_scenario(text: str, *, source: str) -> Scenario:
+def parse_scenario(text: str, *, source: str, overlay: bool = False) -> Scenario:
     try:
         documents = [d for d in yaml.load_all(text, Loader=LOADER) if d is not None]
     except yaml.YAMLError as error:
         raise ScenarioError(f"{source}: not valid YAML: {error}") from error
-    return scenario_from_documents(documents, source=source)
+    return scenario_from_documents(documents, source=source, overlay=overlay)
 
 
-def scenario_from_documents(documents: list[Any], *, source: str) -> Scenario:
+def scenario_from_documents(
+    documents: list[Any], *, source: str, overlay: bool = False
+) -> Scenario:
     by_kind: dict[str, list[Mapping[str, Any]]] = {k: [] for k in KINDS}
     try:
         for index, doc in enumerate(documents):
@@ -81,7 +86,7 @@ def scenario_from_documents(documents: list[Any], *, source: str) -> Scenario:
             check_known_fields(doc, kind)
             by_kind[kind].append(doc)
         _check_sizes(source, by_kind)
-        return _checked(source, by_kind)
+        return _checked(source, by_kind, overlay)
     except DomainError as error:
         raise ScenarioError(f"{source}: {error}") from error
 
@@ -108,9 +113,11 @@ def _kind_of(doc: object, source: str, index: int) -> str:
     return str(kind)
 
 
-def _checked(source: str, by_kind: Mapping[str, list[Mapping[str, Any]]]) -> Scenario:
+def _checked(
+    source: str, by_kind: Mapping[str, list[Mapping[str, Any]]], overlay: bool
+) -> Scenario:
     nodes = tuple(simulated_node(d) for d in by_kind["SimulatedNode"])
-    if not nodes:
+    if not nodes and not overlay:
         raise ScenarioError(f"{source}: no SimulatedNode objects: nothing to simulate")
     check_claim_objects(by_kind)
     pods = tuple(sim_pod(d) for d in by_kind["Pod"])

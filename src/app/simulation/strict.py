@@ -97,8 +97,37 @@ _POD_SPEC_FIELDS = [
     "volumes",
 ]
 _TOP = {"apiVersion": None, "kind": None, "metadata": _META}
+_NODE_SELECTOR = {"nodeSelectorTerms": [_TERM]}
+_COUNTERS = {"name": None, "counters": ANY}
+_SLICE_DEVICE = {
+    **dict.fromkeys(("name", "nodeName", "allNodes", "bindsToNode", "allowMultipleAllocations")),
+    **dict.fromkeys(("attributes", "capacity", "bindingConditions", "bindingFailureConditions")),
+    "nodeSelector": _NODE_SELECTOR,
+    "consumesCounters": [{"counterSet": None, "counters": ANY}],
+    "taints": [{"key": None, "value": None, "effect": None, "timeAdded": None}],
+}
 SCHEMAS: dict[str, dict[str, Any]] = {
     "Namespace": {**_TOP, "spec": ANY, "status": ANY},
+    # What --from reads of a cluster (kubectl get -o yaml): resource.k8s.io/v1 and core/v1.
+    "Node": {
+        **_TOP,
+        "spec": {
+            **dict.fromkeys(("podCIDR", "podCIDRs", "providerID", "unschedulable", "externalID")),
+            "taints": [{"key": None, "value": None, "effect": None, "timeAdded": None}],
+            "configSource": ANY,
+        },
+        "status": ANY,
+    },
+    "ResourceSlice": {
+        **_TOP,
+        "spec": {
+            **dict.fromkeys(("driver", "nodeName", "allNodes", "perDeviceNodeSelection")),
+            "pool": dict.fromkeys(("name", "generation", "resourceSliceCount")),
+            "nodeSelector": _NODE_SELECTOR,
+            "devices": [_SLICE_DEVICE],
+            "sharedCounters": [_COUNTERS],
+        },
+    },
     "SimulatedNode": {
         **_TOP,
         "spec": {

@@ -1,0 +1,172 @@
+"""`simulate --from FILE`: a real cluster's state, as
+
+    kubectl get nodes,resourceslices,deviceclasses,resourceclaims,resourceclaimtemplates,pods \\
+        -A -o yaml
+
+prints it (a `List`, or the same objects as YAML or JSON documents), decoded as strictly as a
+scenario. Slices of any driver are taken as published; claims with an allocation hold their
+devices; pods bound to a node (spec.nodeName) stay there and count toward its load; pods that
+finished are left out; the other pods are scheduled in creation order. A template's claim that
+the resourceclaim controller already made (status.resourceClaimStatuses) is used, not made again.
+A cordoned node (spec.unschedulable) carries the taint the node lifecycle controller gives it.
+"""
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import attrs
+import yaml
+
+from npu_dra.adapters.kube_shapes.reader import Fields, describe
+from npu_dra.app.simulation.scenario import PodClaim, Scenario, ScenarioError, SimPod
+from npu_dra.app.simulation.scenario_claims import check_claim_objects
+from npu_dra.app.simulation.scenario_load import LOADER, MAX_NODES, MAX_PODS, read_text
+from npu_dra.app.simulation.scenario_placement import node_labels, node_taints
+from npu_dra.app.simulation.scenario_pods import sim_pod
+from npu_dra.app.simulation.strict import check_known_fields
+from npu_dra.domain.errors import DomainError
+from npu_dra.domain.scheduling.placement import SchedNode, Taint
+
+KINDS = (
+    "Namespace",
+    "Node",
+    "ResourceSlice",
+    "DeviceClass",
+    "ResourceClaim",
+    "ResourceClaimTemplate",
+    "Pod",
+)
+FINISHED = ("Succeeded", "Failed")  # their claims' allocations still count, the pods do not
+CORDONED = Taint("node.kubernetes.io/unschedulable", "NoSchedule")
+MAX_SLICES = 200_000  # a 5,000-node cluster with a vNPU slice per chip of 16-chip nodes is 80,000
+
+
+def load_snapshot(path: Path) -> Scenario:
+    text = read_text(path)
+    try:
+        documents = [d for d in yaml.load_all(text, Loader=LOADER) if d is not None]
+    except yaml.YAMLError as error:
+        raise ScenarioError(f"{path}: not valid YAML: {error}") from error
+    try:
+        return _snapshot(str(path), _by_kind(str(path), _objects(documents)))
+    except DomainError as error:
+        raise ScenarioError(f"{path}: {error}") from error
+
+
+def _objects(documents: list[Any]) -> list[Any]:
+    """The documents, a `List`'s items in its place."""
+    found: list[Any] = []
+    for doc in documents:
+        if isinstance(doc, Mapping) and doc.get("kind") == "List":
+            found += list(doc.get("items") or [])
+        else:
+            found.append(doc)
+    return found
+
+
+def _by_kind(source: str, objects: list[Any]) -> dict[str, list[Mapping[str, Any]]]:
+    by_kind: dict[str, list[Mapping[str, Any]]] = {k: [] for k in KINDS}
+    for index, obj in enumerate(objects):
+        kind = obj.get("kind") if isinstance(obj, Mapping) else None
+        if kind not in KINDS:
+            where = describe(obj) if isinstance(kind, str) else f"object {index + 1}"
+            raise ScenarioError(
+                f"{source}: {where}: kind {kind!r} is not one of {', '.join(KINDS)}"
+            )
+        check_known_fields(obj, str(kind))
+        by_kind[str(kind)].append(obj)
+    for kind, limit in (("Node", MAX_NODES), ("Pod", MAX_PODS), ("ResourceSlice", MAX_SLICES)):
+        if len(by_kind[kind]) > limit:
+            raise ScenarioError(f"{source}: {len(by_kind[kind])} {kind} objects: at most {limit}")
+    return by_kind
+
+
+def _snapshot(source: str, by_kind: Mapping[str, list[Mapping[str, Any]]]) -> Scenario:
+    if not by_kind["Node"]:
+        raise ScenarioError(f"{source}: no Node objects: nothing to schedule on")
+    check_claim_objects(by_kind, admitted=True)
+    live = [p for p in by_kind["Pod"] if (p.get("status") or {}).get("phase") not in FINISHED]
+    bound = tuple(
+        (f"{_namespace(p)}/{p['metadata']['name']}", str(p["spec"]["nodeName"]))
+        for p in live
+        if (p.get("spec") or {}).get("nodeName")
+    )
+    pending = sorted(
+        (p for p in live if not (p.get("spec") or {}).get("nodeName")), key=_creation_order
+    )
+    return Scenario(
+        source,
+        (),
+        tuple(_sched_node(n) for n in by_kind["Node"]),
+        tuple(by_kind["DeviceClass"]),
+        tuple(by_kind["ResourceClaim"]),
+        tuple(by_kind["ResourceClaimTemplate"]),
+        tuple(_pending_pod(p) for p in pending),
+        slices=tuple(by_kind["ResourceSlice"]),
+        bound=bound,
+    )
+
+
+def _sched_node(doc: Mapping[str, Any]) -> SchedNode:
+    root = Fields(doc, obj=describe(doc))
+    name = root.sub("metadata").need("name", str)
+    taints = node_taints(root.sub("spec"))
+    if root.sub("spec").get("unschedulable", bool, False) and CORDONED not in taints:
+        taints = (*taints, CORDONED)
+    return SchedNode(name, node_labels(name, root.sub("metadata")), taints)
+
+
+def _pending_pod(doc: Mapping[str, Any]) -> SimPod:
+    """The pod, its template claims replaced by those the controller already made."""
+    pod = sim_pod(doc)
+    made = {
+        str(s.get("name")): s.get("resourceClaimName")
+        for s in (doc.get("status") or {}).get("resourceClaimStatuses") or []
+        if isinstance(s, Mapping)
+    }
+    claims = tuple(
+        PodClaim(c.name, str(made[c.name]), None) if made.get(c.name) else c for c in pod.claims
+    )
+    return attrs.evolve(pod, claims=claims)
+
+
+def _namespace(doc: Mapping[str, Any]) -> str:
+    return str(doc["metadata"].get("namespace") or "default")
+
+
+def _creation_order(doc: Mapping[str, Any]) -> tuple[str, str, str]:
+    meta = doc["metadata"]
+    return (str(meta.get("creationTimestamp") or ""), _namespace(doc), str(meta.get("name")))
+
+
+def with_overlay(snapshot: Scenario, overlay: Scenario) -> Scenario:
+    """The snapshot with a scenario's what-ifs on top: its SimulatedNodes, classes, claims and
+    pods (after the snapshot's pending ones). A name used by both is an error."""
+    taken = {n.name for n in snapshot.sched_nodes}
+    for node in overlay.sched_nodes:
+        if node.name in taken:
+            raise ScenarioError(f"{overlay.source}: SimulatedNode {node.name}: the snapshot has it")
+    for kind, ours, theirs in (
+        ("DeviceClass", snapshot.device_classes, overlay.device_classes),
+        ("ResourceClaim", snapshot.claims, overlay.claims),
+        ("ResourceClaimTemplate", snapshot.templates, overlay.templates),
+    ):
+        clash = {_key(o) for o in ours} & {_key(o) for o in theirs}
+        if clash:
+            raise ScenarioError(f"{overlay.source}: {kind} {min(clash)}: the snapshot has it")
+    return attrs.evolve(
+        snapshot,
+        source=f"{snapshot.source} + {overlay.source}",
+        nodes=overlay.nodes,
+        sched_nodes=(*snapshot.sched_nodes, *overlay.sched_nodes),
+        device_classes=(*snapshot.device_classes, *overlay.device_classes),
+        claims=(*snapshot.claims, *overlay.claims),
+        templates=(*snapshot.templates, *overlay.templates),
+        pods=(*snapshot.pods, *overlay.pods),
+    )
+
+
+def _key(obj: Mapping[str, Any]) -> str:
+    meta = obj.get("metadata") or {}
+    return "/".join(filter(None, (str(meta.get("namespace") or ""), str(meta.get("name")))))

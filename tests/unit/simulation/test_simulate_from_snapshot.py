@@ -1,0 +1,136 @@
+"""`simulate --from`: a cluster's state as kubectl prints it (snapshots/two-drivers.yaml: node-a
+with 4 NPUs of which a running pod's claim holds npu-0 and npu-1, node-b cordoned, node-c with
+2 GPUs of another driver, three pods pending), with a scenario's what-ifs on top."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from tests.unit.simulation.test_simulate_default import simulate
+
+SNAPSHOT = Path(__file__).resolve().parent / "snapshots" / "two-drivers.yaml"
+MORE_ROOM = """\
+kind: SimulatedNode
+metadata: {name: extra}
+spec: {hardware: {chip: 910B4, count: 4}}
+---
+kind: ResourceClaimTemplate
+metadata: {name: one-gpu, namespace: demo}
+spec: {spec: {devices: {requests: [{name: gpu, exactly: {deviceClassName: gpu.example.com}}]}}}
+---
+kind: Pod
+metadata: {name: what-if, namespace: demo}
+spec:
+  resourceClaims: [{name: gpu, resourceClaimTemplateName: one-gpu}]
+  containers: [{name: app, image: busybox}]
+"""
+
+
+def run(*args: str) -> dict[str, Any]:
+    code, out, err = simulate("--from", str(SNAPSHOT), "-o", "json", *args)
+    assert code == 0, err
+    document: dict[str, Any] = json.loads(out)
+    return document
+
+
+def pods(document: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    return {p["pod"]: p for p in document["pods"]}
+
+
+def devices(document: dict[str, Any], pod: str) -> list[tuple[str, str, str]]:
+    return sorted(
+        (r["node"], r["device"], r["claim"])
+        for r in document["allocations"]
+        if r["pod"] == pod and r["device"] != "-"
+    )
+
+
+def test_pending_pods_are_scheduled_in_creation_order_around_what_is_held() -> None:
+    document = run()
+    decided = pods(document)
+    # The running pod stays where it is, the finished one is gone: only pending pods are decided.
+    assert list(decided) == ["demo/first", "demo/second", "demo/on-gpu"]
+    # 3 NPUs: node-a has 2 free (its claim holds 2), node-b is cordoned.
+    assert decided["demo/first"]["status"] == "Pending"
+    assert "node.kubernetes.io/unschedulable" in decided["demo/first"]["reason"]
+    # The controller had made second's claim already: it is used, not made again.
+    assert devices(document, "demo/second") == [
+        ("node-a", "npu-2", "second-npu-x7k2p"),
+        ("node-a", "npu-3", "second-npu-x7k2p"),
+    ]
+    # Another driver's slices are scheduled on as they are.
+    assert devices(document, "demo/on-gpu") == [("node-c", "gpu-0", "gpu-claim")]
+    assert document["summary"] == {"pods": 3, "bound": 2, "pending": 1, "gated": 0, "error": 0}
+
+
+def test_the_devices_table_shows_what_the_clusters_claims_hold() -> None:
+    code, out, err = simulate("--from", str(SNAPSHOT))
+    assert code == 0, err
+    rows = [line.split() for line in out.splitlines() if line.startswith("node-a")]
+    held = {row[1]: " ".join(row[7:]) for row in rows}
+    assert held == {
+        "npu-0": "claim demo/held",
+        "npu-1": "claim demo/held",
+        "npu-2": "demo/second",
+        "npu-3": "demo/second",
+    }
+
+
+def test_a_scenario_on_top_adds_room_and_pods(tmp_path: Path) -> None:
+    overlay = tmp_path / "what-if.yaml"
+    overlay.write_text(MORE_ROOM)
+    document = run("--scenario", str(overlay))
+    decided = pods(document)
+    assert decided["demo/first"]["node"] == "extra"
+    assert [d for _, d, _ in devices(document, "demo/first")] == ["npu-0", "npu-1", "npu-2"]
+    assert devices(document, "demo/what-if")[0][:2] == ("node-c", "gpu-1")
+    assert list(decided)[-1] == "demo/what-if"  # after the snapshot's pending pods
+
+
+def test_kubectls_json_reads_the_same(tmp_path: Path) -> None:
+    as_json = tmp_path / "snapshot.json"
+    as_json.write_text(json.dumps(yaml.safe_load(SNAPSHOT.read_text())))
+    code, out, err = simulate("--from", str(as_json), "-o", "json")
+    assert code == 0, err
+    assert json.loads(out)["allocations"] == run()["allocations"]
+
+
+@pytest.mark.parametrize(
+    ("change", "complaint"),
+    [
+        (("    - {name: npu-0, attributes:", "    - {name: npu-0, atributes:"), "atributes"),
+        (
+            (
+                "  kind: Node\n  metadata:\n    name: node-c",
+                "  kind: ConfigMap\n  metadata:\n    name: node-c",
+            ),
+            "ConfigMap",
+        ),
+        (
+            ("    unschedulable: true", "    unschedulable: true\n    unshedulable: true"),
+            "unshedulable",
+        ),
+    ],
+)
+def test_a_snapshot_is_decoded_strictly(
+    tmp_path: Path, change: tuple[str, str], complaint: str
+) -> None:
+    text = SNAPSHOT.read_text()
+    assert change[0] in text
+    broken = tmp_path / "snapshot.yaml"
+    broken.write_text(text.replace(change[0], change[1], 1))
+    code, _, err = simulate("--from", str(broken))
+    assert code == 2
+    assert complaint in err
+    assert str(broken) in err
+
+
+def test_generate_goes_alone() -> None:
+    code, _, err = simulate("--from", str(SNAPSHOT), "--generate", "nodes=2")
+    assert code == 2
+    assert "--generate" in err
