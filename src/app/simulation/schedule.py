@@ -115,11 +115,13 @@ def _fitting(
 
 
 def _unschedulable(index: ClusterIndex, reasons: Counter[str]) -> Decision:
-    """No node fits: the scheduler's "0/N nodes are available" with each reason's count."""
+    """No node fits: the scheduler's "0/N nodes are available: ..." as FitError.Error() words it
+    (kube-scheduler v1.34.3, framework/types.go): "<count> <reason>" strings sorted as strings
+    (so "1 node(s)..." comes before "15 cannot..."), joined by ", ", ending in a period."""
     total = len(index.nodes)
-    text = ", ".join(f"{n} {why}" for why, n in sorted(reasons.items()))
+    text = ", ".join(sorted(f"{n} {why}" for why, n in reasons.items() if n))
     status = "Undecided" if reasons[UNDECIDED] else "Pending"
-    return Decision(None, status=status, reason=f"0/{total} nodes are available: {text}")
+    return Decision(None, status=status, reason=f"0/{total} nodes are available: {text}.")
 
 
 def _decided(

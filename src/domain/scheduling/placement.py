@@ -10,6 +10,8 @@ import attrs
 
 FILTERED_EFFECTS = ("NoSchedule", "NoExecute")
 NO_AFFINITY = "node(s) didn't match Pod's node affinity/selector"
+# kube-scheduler v1.34.3, plugins/tainttoleration/taint_toleration.go: the taint is not named.
+UNTOLERATED = "node(s) had untolerated taint(s)"
 
 
 @attrs.frozen
@@ -106,7 +108,7 @@ def filter_reason(node: SchedNode, placement: Placement) -> str | None:
         if taint.effect in FILTERED_EFFECTS and not any(
             t.tolerates(taint) for t in placement.tolerations
         ):
-            return f"node(s) had untolerated taint {taint}"
+            return UNTOLERATED
     if placement.unconstrained:
         return None
     if any(node.labels.get(k) != v for k, v in placement.node_selector.items()):

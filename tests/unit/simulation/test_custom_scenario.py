@@ -118,5 +118,5 @@ def test_an_unsatisfiable_claim_is_pending_with_a_reason(tmp_path: Path) -> None
     assert row["claim"] == "five-in-a-ring"
     assert row["node"] == "-"
     assert row["status"].startswith("Pending: ")
-    assert row["status"] == "Pending: 0/1 nodes are available: 1 cannot allocate all claims"
+    assert row["status"] == "Pending: 0/1 nodes are available: 1 cannot allocate all claims."
     assert len(document["cdiSpecs"]) == 2  # the pending claim was not prepared

@@ -57,7 +57,10 @@ def test_pending_pods_are_scheduled_in_creation_order_around_what_is_held() -> N
     assert list(decided) == ["demo/first", "demo/second", "demo/on-gpu"]
     # 3 NPUs: node-a has 2 free (its claim holds 2), node-b is cordoned.
     assert decided["demo/first"]["status"] == "Pending"
-    assert "node.kubernetes.io/unschedulable" in decided["demo/first"]["reason"]
+    assert decided["demo/first"]["reason"] == (
+        "0/3 nodes are available: 1 node(s) had untolerated taint(s), "
+        "2 cannot allocate all claims."
+    )
     # The controller had made second's claim already: it is used, not made again.
     assert devices(document, "demo/second") == [
         ("node-a", "npu-2", "second-npu-x7k2p"),
