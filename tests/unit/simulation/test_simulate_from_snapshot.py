@@ -58,8 +58,7 @@ def test_pending_pods_are_scheduled_in_creation_order_around_what_is_held() -> N
     # 3 NPUs: node-a has 2 free (its claim holds 2), node-b is cordoned.
     assert decided["demo/first"]["status"] == "Pending"
     assert decided["demo/first"]["reason"] == (
-        "0/3 nodes are available: 1 node(s) had untolerated taint(s), "
-        "2 cannot allocate all claims."
+        "0/3 nodes are available: 1 node(s) had untolerated taint(s), 2 cannot allocate all claims."
     )
     # The controller had made second's claim already: it is used, not made again.
     assert devices(document, "demo/second") == [
