@@ -159,6 +159,31 @@ def _first_sentence(message: str) -> str:
     return message.split(". ")[0].rstrip(".") + "."
 
 
+def _scheduler_counts(message: str) -> dict[str, int]:
+    """'0/16 nodes are available: 1 node(s) had untolerated taint(s), 15 cannot ...' as
+    {reason: nodes}."""
+    listed = _first_sentence(message).rstrip(".").split(": ", 1)[1]
+    counts = {}
+    for part in listed.split(", "):
+        count, _, reason = part.partition(" ")
+        counts[reason] = int(count)
+    return counts
+
+
+def _explained_counts(explain: list[dict[str, Any]]) -> dict[str, int]:
+    """--explain's groups in the scheduler's categories: a node filter, else DRA's Filter."""
+    counts: dict[str, int] = {}
+    for group in explain:
+        if group["reason"].startswith("taint "):
+            reason = "node(s) had untolerated taint(s)"
+        elif "nodeSelector" in group["reason"]:
+            reason = "node(s) didn't match Pod's node affinity/selector"
+        else:
+            reason = "cannot allocate all claims"
+        counts[reason] = counts.get(reason, 0) + len(group["nodes"])
+    return counts
+
+
 def _wanted(document: dict[str, Any], pod: str) -> dict[str, Any]:
     [found] = [p for p in document["pods"] if p["pod"] == pod]
     return dict(found)
@@ -185,13 +210,14 @@ def test_simulate_from_a_snapshot_decides_as_the_scheduler(
     snapshot = tmp_path / "cluster.yaml"
     snapshot.write_text(plane.kubectl("get", SNAPSHOT_KINDS, "-A", "-o", "yaml").stdout)
     assert yaml.safe_load(snapshot.read_text())["kind"] == "List"
-    simulated = _simulate("--from", str(snapshot))
+    simulated = _simulate("--from", str(snapshot), "--explain")
     for name in "bd":  # pending in both, for the scheduler's reason
         want = _wanted(simulated, f"{namespace}/{name}")
         message = _unschedulable(real[name])
         assert want["node"] is None, want
         assert message is not None
         assert want["reason"] == _first_sentence(message), (want["reason"], message)
+        assert _explained_counts(want["explain"]) == _scheduler_counts(message), want["explain"]
 
     # Room made: a third NPU node, as a what-if and then for real.
     overlay = tmp_path / "more.yaml"

@@ -107,6 +107,7 @@ def _simulate(root: "Container", scenario: "Scenario", settings: Settings) -> in
                 prepare=settings.prepare,
                 budget=settings.search_budget,
                 on_pod=progress.pod_done if progress else None,
+                explain=settings.explain,
             )
         except DomainError as error:
             print(f"npu-dra simulate: {scenario.source}: {error}", file=sys.stderr)

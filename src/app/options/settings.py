@@ -72,6 +72,7 @@ class Settings:
     prepare: bool
     cdi_out: Path | None
     fail_on_pending: bool
+    explain: bool
     snapshot: Path | None
     # Not flags: where prepared claims live (the simulation keeps them in memory per node).
     state: str = "files"

@@ -60,6 +60,16 @@ SIMULATE = (
         negatable=True,
     ),
     Option(
+        "explain",
+        ("--explain",),
+        "for each pod left pending, each node's first reason (grouped): taint, selector, "
+        "devices matching/free/needed per request, constraint, CEL error",
+        "false",
+        switch,
+        "EXPLAIN",
+        negatable=True,
+    ),
+    Option(
         "fail_on_pending",
         ("--fail-on-pending",),
         "exit 3 when a pod is left pending or in error (gated pods do not count), for CI",

@@ -57,7 +57,7 @@ COMMANDS: Mapping[str, tuple[str, ...]] = {
     "discover": (*_HARDWARE, "output", *_LOGGING),
     "simulate": (
         *("scenario", "snapshot", "generate", "output", "search_budget", "prepare", "driver_name"),
-        *("cdi_out", "fail_on_pending"),
+        *("cdi_out", "explain", "fail_on_pending"),
         *_LOGGING,
     ),
 }

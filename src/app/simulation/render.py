@@ -10,6 +10,7 @@ from typing import Any
 import yaml
 
 from npu_dra.adapters.cdi.codec import encode as encode_cdi
+from npu_dra.app.simulation.render_explain import explain_document, explain_section
 from npu_dra.app.simulation.run import PodResult, SimulationResult
 from npu_dra.app.simulation.summary import summary, summary_line
 from npu_dra.domain.device import NodeInventory
@@ -58,6 +59,7 @@ def render_text(result: SimulationResult) -> str:
             "# Pods (in creation order)",
             _table([POD_HEADERS, *_pod_table_rows(result)]),
             "",
+            *explain_section(result),
             LEGEND,
             summary_line(result),
         ]
@@ -234,6 +236,7 @@ def _pod_document(pod: PodResult) -> dict[str, Any]:
             {claim: list(devices) for claim, devices in choice.items()}
             for choice in pod.other_choices
         ],
+        "explain": explain_document(pod),
     }
 
 

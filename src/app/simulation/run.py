@@ -15,6 +15,8 @@ from npu_dra.adapters.kube_shapes.slices import slice_from_api
 from npu_dra.app.services.inventory import InventoryCache
 from npu_dra.app.services.preparer import ClaimPreparer
 from npu_dra.app.services.publisher import PoolPublisher
+from npu_dra.app.simulation.explain import NodeReason
+from npu_dra.app.simulation.explain import explain as why_pending
 from npu_dra.app.simulation.extended import class_mapping, special_claim
 from npu_dra.app.simulation.index import ClusterIndex
 from npu_dra.app.simulation.scenario import PodClaim, Scenario, SimPod
@@ -71,6 +73,7 @@ class PodResult:
     # claim name -> devices, per other choice the scheduler may make on the same node (it walks
     # a node's pools and slices in random order)
     other_choices: tuple[Mapping[str, tuple[str, ...]], ...] = ()
+    explanation: tuple[NodeReason, ...] = ()  # --explain: why it is pending, per node
 
 
 @attrs.frozen
@@ -92,15 +95,13 @@ def simulate(
     prepare: bool = True,
     budget: int = DEFAULT_STEP_BUDGET,
     on_pod: Callable[[int], None] | None = None,
+    explain: bool = False,
 ) -> SimulationResult:
     """What each node publishes, then each pod's decision and, once bound, its preparation;
     `on_pod` hears how many pods are done after each."""
     published = _publish(scenario, cluster, plugins)
     slices = tuple(cluster.list("ResourceSlice"))
     index = _cluster_index(scenario, published)
-    for _, node in scenario.bound:  # a snapshot's bound pods: the nodes' load, as scored
-        if node in index.nodes:
-            index.bind(node, ())
     classes = {c.name: c for c in map(device_class_from_api, scenario.device_classes)}
     matcher = Matcher(evaluator)
     by_node = {p.name: p for p in plugins}
@@ -108,16 +109,25 @@ def simulate(
     mapping = class_mapping(scenario.device_classes)
     for pod in scenario.pods:
         result = _run_pod(pod, cluster, index, classes, matcher, budget=budget, mapping=mapping)
+        if explain and result.status == "Pending" and result.claims:
+            why = why_pending(
+                pod.placement, result.claims, index=index, classes=classes, matcher=matcher
+            )
+            result = attrs.evolve(result, explanation=why)
         if result.node is not None and prepare and result.node in by_node:
-            preparer = by_node[result.node].services.preparer
-            outcomes = preparer.prepare([c.ref for c in result.claims])
-            result = attrs.evolve(result, outcomes=outcomes)
+            result = _prepared(result, by_node[result.node])
         results.append(result)
         if on_pod is not None:
             on_pod(len(results))
     specs = _cdi_specs(plugins)
     inventories = tuple(p.inventory.current() for p in plugins if p.inventory is not None)
     return SimulationResult(slices, tuple(results), specs, inventories, _held_before(scenario))
+
+
+def _prepared(result: PodResult, plugin: NodePlugin) -> PodResult:
+    """The bound pod's claims prepared by its node's plugin, as for NodePrepareResources."""
+    outcomes = plugin.services.preparer.prepare([c.ref for c in result.claims])
+    return attrs.evolve(result, outcomes=outcomes)
 
 
 def _publish(
@@ -145,6 +155,9 @@ def _cluster_index(scenario: Scenario, published: Sequence[ResourceSlice]) -> Cl
         for r in c.allocation.results
         if not r.admin_access
     )
+    for _, node in scenario.bound:  # a snapshot's bound pods: the nodes' load, as scored
+        if node in index.nodes:
+            index.bind(node, ())
     return index
 
 

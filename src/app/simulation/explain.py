@@ -1,0 +1,220 @@
+"""`simulate --explain`: why a pod stays pending, per node, in words a user acts on.
+
+kube-scheduler says only "0/3 nodes are available: 3 cannot allocate all claims", alike for a
+16-NPU claim on 8-NPU nodes, a ring constraint and a misspelt attribute. Here each node gets the
+first reason it fails, checked in the scheduler's order: an untolerated taint (named), the node
+selector or affinity, a claim allocated on another node, then per claim and request how many of
+the node's devices match the class and the request's selectors, how many of those are free and
+how many are needed (a CEL error is named with its expression and device), then the pod's
+requests together, each claim's matchAttribute constraint over the free devices, and shared
+counters. Nodes with the same reason are grouped. The state is the one the pod was decided in:
+later pods have not taken anything yet.
+"""
+
+from collections import Counter
+from collections.abc import Iterator, Mapping, Sequence
+
+import attrs
+
+from npu_dra.app.simulation.index import ClusterIndex, NodeState
+from npu_dra.domain.claims import AllocationMode, DeviceClass, ResourceClaim
+from npu_dra.domain.ids import DeviceClassName
+from npu_dra.domain.scheduling.constraints import lookup_attribute
+from npu_dra.domain.scheduling.matcher import Matcher
+from npu_dra.domain.scheduling.placement import FILTERED_EFFECTS, Placement, filter_reason
+from npu_dra.domain.scheduling.pools import Candidate
+from npu_dra.domain.scheduling.request_data import claim_label
+
+NO_COMBINATION = (
+    "the free devices match every request, but no combination of them satisfies the claims "
+    "together (constraints or shared counters)"
+)
+
+
+@attrs.frozen
+class NodeReason:
+    reason: str
+    nodes: tuple[str, ...]
+
+
+@attrs.frozen
+class Need:
+    """One request (or a firstAvailable request's first alternative) on one node."""
+
+    claim: str  # ns/name
+    request: str
+    more: str  # " (first of N alternatives)" for a firstAvailable request
+    device_class: DeviceClassName
+    selectors: tuple[str, ...]
+    all_mode: bool
+    count: int
+    admin: bool
+
+    @property
+    def label(self) -> str:
+        return f"claim {self.claim}, request {self.request}{self.more}"
+
+
+def explain(
+    placement: Placement,
+    claims: Sequence[ResourceClaim],
+    *,
+    index: ClusterIndex,
+    classes: Mapping[DeviceClassName, DeviceClass],
+    matcher: Matcher,
+) -> tuple[NodeReason, ...]:
+    """Every node's first reason, nodes with the same reason together, most nodes first."""
+    by_reason: dict[str, list[str]] = {}
+    devices_reason: dict[object, str] = {}  # per node class: identical pools, identical answer
+    for key in index.classes:
+        for state in index.members(key):
+            reason = _node_reason(state, placement, claims)
+            if reason is None:
+                if key not in devices_reason:
+                    devices_reason[key] = _devices_reason(state, claims, index, classes, matcher)
+                reason = devices_reason[key]
+            by_reason.setdefault(reason, []).append(state.node.name)
+    found = (NodeReason(r, tuple(sorted(n))) for r, n in by_reason.items())
+    return tuple(sorted(found, key=lambda r: (-len(r.nodes), r.reason)))
+
+
+def _node_reason(
+    state: NodeState, placement: Placement, claims: Sequence[ResourceClaim]
+) -> str | None:
+    node = state.node
+    for taint in node.taints:
+        if taint.effect in FILTERED_EFFECTS and not any(
+            t.tolerates(taint) for t in placement.tolerations
+        ):
+            shown = f"{taint.key}={taint.value}" if taint.value else taint.key
+            return f"taint {shown}:{taint.effect} is not tolerated by the pod"
+    if filter_reason(node, placement) is not None:
+        return "the node's labels do not match the pod's nodeSelector or node affinity"
+    for claim in claims:
+        pinned = claim.allocation.node_name if claim.allocation else None
+        if pinned and pinned != node.name:
+            return f"claim {claim_label(claim)} is allocated on node {pinned}"
+    return None
+
+
+def _devices_reason(
+    state: NodeState,
+    claims: Sequence[ResourceClaim],
+    index: ClusterIndex,
+    classes: Mapping[DeviceClassName, DeviceClass],
+    matcher: Matcher,
+) -> str:
+    wanted: list[tuple[Need, list[Candidate]]] = []
+    for need in _needs(claims):
+        device_class = classes.get(need.device_class)
+        if device_class is None:
+            return f"{need.label}: DeviceClass {need.device_class} does not exist"
+        matching, error = _matching(state.devices, need, device_class, matcher)
+        if error is not None:
+            return f"{need.label}: {error}"
+        free = [c for c in matching if need.admin or c.key not in index.allocated]
+        short = _shortfall(need, matching, free)
+        if short is not None:
+            return short
+        wanted.append((need, free))
+    together = _together(wanted)
+    if together is not None:
+        return together
+    return _constraint_reason(claims, wanted) or NO_COMBINATION
+
+
+def _needs(claims: Sequence[ResourceClaim]) -> Iterator[Need]:
+    for claim in claims:
+        if claim.allocation is not None:
+            continue
+        for r in claim.spec.requests:
+            first = r.first_available[0] if r.first_available else r
+            more = f" (first of {len(r.first_available)} alternatives)" if r.first_available else ""
+            yield Need(
+                claim_label(claim),
+                r.name,
+                more,
+                first.device_class_name,
+                first.selectors,
+                first.allocation_mode is AllocationMode.ALL,
+                first.count,
+                r.admin_access,
+            )
+
+
+def _matching(
+    devices: Sequence[Candidate], need: Need, device_class: DeviceClass, matcher: Matcher
+) -> tuple[list[Candidate], str | None]:
+    """The node's devices both selector lists accept, or the first CEL error, named."""
+    matching = []
+    lists = (
+        (f"class {device_class.name}", device_class.selectors),
+        ("the request", need.selectors),
+    )
+    for candidate in devices:
+        accepted = True
+        for owner, expression in ((o, e) for o, selectors in lists for e in selectors):
+            outcome = matcher.outcome(expression, candidate)
+            if isinstance(outcome, str):
+                return [], (
+                    f"selector {expression!r} of {owner} fails on device "
+                    f"{'/'.join(candidate.key)}: {outcome}"
+                )
+            if not outcome:  # as the scheduler: the first selector that refuses ends the checks
+                accepted = False
+                break
+        if accepted:
+            matching.append(candidate)
+    return matching, None
+
+
+def _shortfall(need: Need, matching: list[Candidate], free: list[Candidate]) -> str | None:
+    chosen = f"class {need.device_class}" + (
+        " and the request's selectors" if need.selectors else ""
+    )
+    if not matching:
+        return f"{need.label}: no device on the node matches {chosen}"
+    needed = len(matching) if need.all_mode else need.count
+    if len(free) >= needed:
+        return None
+    mode = " (allocationMode All: every matching device)" if need.all_mode else ""
+    return (
+        f"{need.label}: {len(matching)} device(s) match {chosen}, {len(free)} of them free, "
+        f"{needed} needed{mode}"
+    )
+
+
+def _together(wanted: list[tuple[Need, list[Candidate]]]) -> str | None:
+    """Requests that fit one by one may still ask more than their free devices together."""
+    needed = sum(len(free) if need.all_mode else need.count for need, free in wanted)
+    union = {c.key for need, free in wanted if not need.admin for c in free}
+    if len(wanted) < 2 or len(union) >= needed:
+        return None
+    return f"the pod's requests together need {needed} devices; {len(union)} free ones match them"
+
+
+def _constraint_reason(
+    claims: Sequence[ResourceClaim], wanted: list[tuple[Need, list[Candidate]]]
+) -> str | None:
+    """A claim's matchAttribute: no value is shared by enough free, matching devices."""
+    for claim in claims:
+        for constraint in claim.spec.constraints if claim.allocation is None else ():
+            scoped = [
+                (need, free)
+                for need, free in wanted
+                if need.claim == claim_label(claim)
+                and (not constraint.requests or need.request in constraint.requests)
+            ]
+            needed = sum(need.count for need, _ in scoped)
+            values: Counter[str] = Counter()
+            for candidate in {c.key: c for _, free in scoped for c in free}.values():
+                found = lookup_attribute(candidate, constraint.match_attribute)
+                values["(none)" if found is None else str(found[1])] += 1
+            best = max((n for v, n in values.items() if v != "(none)"), default=0)
+            if best < needed:
+                shown = ", ".join(f"{v}: {n}" for v, n in sorted(values.items()))
+                return (
+                    f"claim {claim_label(claim)}: matchAttribute {constraint.match_attribute}: "
+                    f"{needed} devices must share one value; free devices by value: {shown}"
+                )
+    return None
