@@ -35,6 +35,11 @@ def run(args: argparse.Namespace) -> int:
     from npu_dra.app.container import container_for
     from npu_dra.app.simulation.scenario import ScenarioError
 
+    if (settings.cordon or settings.remove_node or settings.unhealthy) and not settings.snapshot:
+        print(
+            "npu-dra simulate: --cordon, --remove-node and --unhealthy need --from", file=sys.stderr
+        )
+        return 2
     if settings.generate and (settings.scenario or settings.snapshot):
         print(
             "npu-dra simulate: --generate goes alone, not with --scenario or --from",
@@ -71,9 +76,11 @@ def _scenario(root: "Container", settings: Settings) -> "Scenario":
 def _snapshot(settings: Settings) -> "Scenario":
     from npu_dra.app.simulation.scenario_load import load_scenario
     from npu_dra.app.simulation.snapshot_load import load_snapshot, with_overlay
+    from npu_dra.app.simulation.what_if import apply_what_ifs, what_ifs
 
     assert settings.snapshot is not None
-    scenario = load_snapshot(settings.snapshot)
+    changes = what_ifs(settings.cordon, settings.remove_node, settings.unhealthy)
+    scenario = apply_what_ifs(load_snapshot(settings.snapshot), changes)
     if settings.scenario is not None:
         overlay = load_scenario(settings.scenario, driver=settings.driver_name, overlay=True)
         scenario = with_overlay(scenario, overlay)

@@ -74,6 +74,9 @@ class Settings:
     fail_on_pending: bool
     explain: bool
     snapshot: Path | None
+    cordon: str
+    remove_node: str
+    unhealthy: str
     # Not flags: where prepared claims live (the simulation keeps them in memory per node).
     state: str = "files"
     healthcheck_host: str = HEALTHCHECK_HOST

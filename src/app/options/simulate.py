@@ -36,6 +36,27 @@ SIMULATE = (
         metavar="FILE",
     ),
     Option(
+        "cordon",
+        ("--cordon",),
+        "with --from: these nodes get the unschedulable taint, as kubectl cordon gives it",
+        "",
+        metavar="NODE,...",
+    ),
+    Option(
+        "remove_node",
+        ("--remove-node",),
+        "with --from: these nodes, their slices and the pods bound to them are gone",
+        "",
+        metavar="NODE,...",
+    ),
+    Option(
+        "unhealthy",
+        ("--unhealthy",),
+        "with --from: these devices are left out of their slices, as a failed device is",
+        "",
+        metavar="NODE/DEVICE,...",
+    ),
+    Option(
         "generate",
         ("--generate",),
         "a generated scenario of identical nodes and NPU pods, for scale runs",

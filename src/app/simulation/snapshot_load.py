@@ -25,8 +25,9 @@ from npu_dra.app.simulation.scenario_load import LOADER, MAX_NODES, MAX_PODS, re
 from npu_dra.app.simulation.scenario_placement import node_labels, node_taints
 from npu_dra.app.simulation.scenario_pods import sim_pod
 from npu_dra.app.simulation.strict import check_known_fields
+from npu_dra.app.simulation.what_if import CORDONED
 from npu_dra.domain.errors import DomainError
-from npu_dra.domain.scheduling.placement import SchedNode, Taint
+from npu_dra.domain.scheduling.placement import SchedNode
 
 KINDS = (
     "Namespace",
@@ -38,7 +39,6 @@ KINDS = (
     "Pod",
 )
 FINISHED = ("Succeeded", "Failed")  # their claims' allocations still count, the pods do not
-CORDONED = Taint("node.kubernetes.io/unschedulable", "NoSchedule")
 MAX_SLICES = 200_000  # a 5,000-node cluster with a vNPU slice per chip of 16-chip nodes is 80,000
 
 

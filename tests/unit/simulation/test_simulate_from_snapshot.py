@@ -136,3 +136,41 @@ def test_generate_goes_alone() -> None:
     code, _, err = simulate("--from", str(SNAPSHOT), "--generate", "nodes=2")
     assert code == 2
     assert "--generate" in err
+
+
+def test_cordon_remove_and_unhealthy_flags_change_the_snapshot_before_scheduling() -> None:
+    # node-a cordoned: second (2 NPUs) has nowhere to go; the GPU pod still fits on node-c.
+    cordoned = pods(run("--cordon", "node-a"))
+    assert cordoned["demo/second"]["status"] == "Pending"
+    assert cordoned["demo/on-gpu"]["node"] == "node-c"
+    # node-c removed: the GPU pod is left pending, nothing else changes.
+    removed = run("--remove-node", "node-c")
+    assert pods(removed)["demo/on-gpu"]["status"] == "Pending"
+    assert not [s for s in removed["resourceSlices"] if s["spec"]["nodeName"] == "node-c"]
+    # gpu-0 failed: the GPU pod takes gpu-1.
+    unhealthy = run("--unhealthy", "node-c/gpu-0")
+    assert devices(unhealthy, "demo/on-gpu") == [("node-c", "gpu-1", "gpu-claim")]
+    # npu-2 and npu-3 of node-a failed: second has no two free NPUs left (node-b is cordoned).
+    short = pods(run("--unhealthy", "node-a/npu-3,node-a/npu-2"))
+    assert short["demo/second"]["status"] == "Pending"
+
+
+@pytest.mark.parametrize(
+    ("flag", "complaint"),
+    [
+        ("--cordon=node-x", "--cordon node-x"),
+        ("--remove-node=node-a,node-y", "--remove-node node-y"),
+        ("--unhealthy=node-a/npu-9", "--unhealthy node-a/npu-9"),
+        ("--unhealthy=node-a", "expected NODE/DEVICE"),
+    ],
+)
+def test_a_what_if_naming_nothing_in_the_snapshot_is_refused(flag: str, complaint: str) -> None:
+    code, _, err = simulate("--from", str(SNAPSHOT), flag)
+    assert code == 2
+    assert complaint in err
+
+
+def test_what_if_flags_need_a_snapshot() -> None:
+    code, _, err = simulate("--cordon", "node-a")
+    assert code == 2
+    assert "need --from" in err
