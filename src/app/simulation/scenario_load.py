@@ -5,6 +5,7 @@ sorted by its kind and checked for unknown fields, and the decoded kinds assembl
 own decoding lives in its scenario_* module.
 """
 
+import json
 from collections.abc import Mapping
 from importlib import resources
 from pathlib import Path
@@ -69,11 +70,22 @@ def read_text(path: Path) -> str:
 
 
 def parse_scenario(text: str, *, source: str, overlay: bool = False) -> Scenario:
+    return scenario_from_documents(documents_of(text, source), source=source, overlay=overlay)
+
+
+def documents_of(text: str, source: str) -> list[Any]:
+    """The file's documents: JSON (kubectl -o json) by the JSON parser, a hundred times faster
+    than YAML's on a cluster's snapshot; otherwise YAML, of which JSON is a subset."""
+    if text.lstrip()[:1] in ("{", "["):
+        try:
+            found = json.loads(text)
+            return found if isinstance(found, list) else [found]
+        except json.JSONDecodeError:
+            pass  # YAML flow style, not JSON
     try:
-        documents = [d for d in yaml.load_all(text, Loader=LOADER) if d is not None]
+        return [d for d in yaml.load_all(text, Loader=LOADER) if d is not None]
     except yaml.YAMLError as error:
         raise ScenarioError(f"{source}: not valid YAML: {error}") from error
-    return scenario_from_documents(documents, source=source, overlay=overlay)
 
 
 def scenario_from_documents(

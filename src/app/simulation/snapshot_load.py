@@ -16,12 +16,11 @@ from pathlib import Path
 from typing import Any
 
 import attrs
-import yaml
 
 from npu_dra.adapters.kube_shapes.reader import Fields, describe
 from npu_dra.app.simulation.scenario import PodClaim, Scenario, ScenarioError, SimPod
 from npu_dra.app.simulation.scenario_claims import check_claim_objects
-from npu_dra.app.simulation.scenario_load import LOADER, MAX_NODES, MAX_PODS, read_text
+from npu_dra.app.simulation.scenario_load import MAX_NODES, MAX_PODS, documents_of, read_text
 from npu_dra.app.simulation.scenario_placement import node_labels, node_taints
 from npu_dra.app.simulation.scenario_pods import sim_pod
 from npu_dra.app.simulation.strict import check_known_fields
@@ -43,11 +42,7 @@ MAX_SLICES = 200_000  # a 5,000-node cluster with a vNPU slice per chip of 16-ch
 
 
 def load_snapshot(path: Path) -> Scenario:
-    text = read_text(path)
-    try:
-        documents = [d for d in yaml.load_all(text, Loader=LOADER) if d is not None]
-    except yaml.YAMLError as error:
-        raise ScenarioError(f"{path}: not valid YAML: {error}") from error
+    documents = documents_of(read_text(path), str(path))
     try:
         return _snapshot(str(path), _by_kind(str(path), _objects(documents)))
     except DomainError as error:

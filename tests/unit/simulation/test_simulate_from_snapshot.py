@@ -174,3 +174,12 @@ def test_what_if_flags_need_a_snapshot() -> None:
     code, _, err = simulate("--cordon", "node-a")
     assert code == 2
     assert "need --from" in err
+
+
+def test_a_json_array_of_objects_reads_as_documents(tmp_path: Path) -> None:
+    items = yaml.safe_load(SNAPSHOT.read_text())["items"]
+    as_array = tmp_path / "snapshot.json"
+    as_array.write_text(json.dumps(items))
+    code, out, err = simulate("--from", str(as_array), "-o", "json")
+    assert code == 0, err
+    assert json.loads(out)["allocations"] == run()["allocations"]
