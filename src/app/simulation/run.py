@@ -9,12 +9,12 @@ from typing import Any
 
 import attrs
 
-from npu_dra.adapters.cluster.memory import MemoryCluster
 from npu_dra.adapters.kube_shapes.claims import claim_from_api, device_class_from_api
 from npu_dra.adapters.kube_shapes.slices import slice_from_api
 from npu_dra.app.services.inventory import InventoryCache
 from npu_dra.app.services.preparer import ClaimPreparer
 from npu_dra.app.services.publisher import PoolPublisher
+from npu_dra.app.simulation.api_objects import ApiObjects
 from npu_dra.app.simulation.explain import NodeReason
 from npu_dra.app.simulation.explain import explain as why_pending
 from npu_dra.app.simulation.extended import class_mapping, special_claim
@@ -89,7 +89,7 @@ class SimulationResult:
 def simulate(
     scenario: Scenario,
     *,
-    cluster: MemoryCluster,
+    cluster: ApiObjects,
     plugins: Sequence[NodePlugin],
     evaluator: SelectorEvaluator,
     prepare: bool = True,
@@ -131,7 +131,7 @@ def _prepared(result: PodResult, plugin: NodePlugin) -> PodResult:
 
 
 def _publish(
-    scenario: Scenario, cluster: MemoryCluster, plugins: Sequence[NodePlugin]
+    scenario: Scenario, cluster: ApiObjects, plugins: Sequence[NodePlugin]
 ) -> list[ResourceSlice]:
     """Every node and its slices, then the scenario's classes, claims and templates."""
     published: list[ResourceSlice] = []
@@ -183,7 +183,7 @@ def _cdi_specs(plugins: Sequence[NodePlugin]) -> dict[ClaimUID, CdiSpec]:
 
 def _run_pod(
     pod: SimPod,
-    cluster: MemoryCluster,
+    cluster: ApiObjects,
     index: ClusterIndex,
     classes: Mapping[Any, Any],
     matcher: Matcher,
@@ -222,7 +222,7 @@ def _bind(
     pod: SimPod,
     claims: list[ResourceClaim],
     decision: Decision,
-    cluster: MemoryCluster,
+    cluster: ApiObjects,
     index: ClusterIndex,
 ) -> PodResult:
     assert decision.node is not None
@@ -254,7 +254,7 @@ def _bind(
     )
 
 
-def _claim_for(pod: SimPod, entry: PodClaim, cluster: MemoryCluster) -> ResourceClaim:
+def _claim_for(pod: SimPod, entry: PodClaim, cluster: ApiObjects) -> ResourceClaim:
     if entry.claim is not None:
         found = cluster.get("ResourceClaim", entry.claim, pod.namespace)
         if found is None:
