@@ -90,3 +90,31 @@ def test_a_binary_file_is_refused_as_not_text(tmp_path: Path) -> None:
 def test_a_directory_or_a_missing_file_is_refused(tmp_path: Path) -> None:
     refused(simulate("--scenario", str(tmp_path)), str(tmp_path))
     refused(simulate("--scenario", str(tmp_path / "absent.yaml")), "absent.yaml")
+
+
+A3_WITH_VNPUS = """\
+kind: SimulatedNode
+metadata: {name: a3}
+spec: {hardware: {chip: 910B4, count: 16, vnpu: 910B4}}
+---
+kind: DeviceClass
+metadata: {name: npu.huawei.com}
+spec: {selectors: [{cel: {expression: 'device.driver == "npu.huawei.com"'}}]}
+---
+kind: ResourceClaim
+metadata: {name: many, namespace: demo}
+spec: {devices: {requests: [{name: npu, exactly: {deviceClassName: npu.huawei.com, count: 20}}]}}
+---
+kind: Pod
+metadata: {name: p, namespace: demo}
+spec:
+  resourceClaims: [{name: c, resourceClaimName: many}]
+  containers: [{name: app, image: busybox}]
+"""
+
+
+def test_a_sixteen_chip_node_of_vnpus_is_decided_within_the_memory_limit(tmp_path: Path) -> None:
+    # One slice per chip: listing every order of 16 slices before capping them reached 23 GB.
+    result = simulate("--scenario", scenario(tmp_path, A3_WITH_VNPUS))
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert result.stdout.rstrip().endswith("# 1 pods: 1 bound, 0 pending, 0 gated, 0 error")
