@@ -1,12 +1,14 @@
-"""`simulate --from` against the real v1.34.3 kube-scheduler, on a snapshot taken as a user takes
-one: `kubectl get nodes,resourceslices,deviceclasses,resourceclaims,resourceclaimtemplates,pods
--A -o yaml` of the shared control plane (so it holds the other tests' objects too), after the
-scheduler placed some pods and left others pending. Slices come from two drivers: npu-dra's
-(published as npu-dra publishes them) and a second driver's, written as its own plugin would.
+"""`simulate --from` against the real kube-scheduler, v1.34.3 and v1.36.3, on a snapshot taken
+as a user takes one: `kubectl get nodes,resourceslices,deviceclasses,resourceclaims,
+resourceclaimtemplates,pods -A -o yaml` of the shared control plane (so it holds the other tests'
+objects too), after the scheduler placed some pods and left others pending. Slices come from two
+drivers: npu-dra's (published as npu-dra publishes them) and a second driver's, written as its
+own plugin would.
 
-simulate must leave pending what the scheduler left pending, with the scheduler's reason; then,
-with a node added (a what-if on top of the snapshot, and the same node really added), it must
-place the pending pod where the scheduler places it, on the same devices.
+simulate must leave pending what the scheduler left pending, with the scheduler's reason (and
+--explain's groups must add up to the scheduler's counts); then, with a node added (a what-if on
+top of the snapshot, and the same node really added), it must place the pending pod where the
+scheduler places it, on the same devices.
 """
 
 from __future__ import annotations
@@ -19,11 +21,13 @@ import uuid
 from pathlib import Path
 from typing import Any
 
+import pytest
 import yaml
 from kubernetes import client
 
 from npu_dra.app.cli import main
 from tests.support.controlplane import ControlPlane
+from tests.support.k8s_fixtures import plane_for, versions_params
 
 SNAPSHOT_KINDS = "nodes,resourceslices,deviceclasses,resourceclaims,resourceclaimtemplates,pods"
 
@@ -189,10 +193,11 @@ def _wanted(document: dict[str, Any], pod: str) -> dict[str, Any]:
     return dict(found)
 
 
+@pytest.mark.parametrize("version", versions_params())
 def test_simulate_from_a_snapshot_decides_as_the_scheduler(
-    control_plane: ControlPlane, tmp_path: Path
+    version: str, request: pytest.FixtureRequest, tmp_path: Path
 ) -> None:
-    plane, prefix = control_plane, f"s{uuid.uuid4().hex[:6]}"
+    plane, prefix = plane_for(request, version), f"s{uuid.uuid4().hex[:6]}"
     namespace, npu, gpu = prefix, f"{prefix}.npu.example", f"{prefix}.gpu.example"
     n1, n2, n3 = (f"{prefix}-n{i}" for i in (1, 2, 3))
     plane.create_namespace(namespace)
