@@ -20,6 +20,7 @@ from npu_dra.app.simulation.index import ClusterIndex, NodeState
 from npu_dra.domain.claims import AllocationMode, DeviceClass, ResourceClaim
 from npu_dra.domain.ids import DeviceClassName
 from npu_dra.domain.scheduling.constraints import lookup_attribute
+from npu_dra.domain.scheduling.counters import CounterBook, counter_book
 from npu_dra.domain.scheduling.matcher import Matcher
 from npu_dra.domain.scheduling.placement import FILTERED_EFFECTS, Placement, filter_reason
 from npu_dra.domain.scheduling.pools import Candidate
@@ -105,6 +106,7 @@ def _devices_reason(
     matcher: Matcher,
 ) -> str:
     wanted: list[tuple[Need, list[Candidate]]] = []
+    book = counter_book(state.pools, index.allocated)
     for need in _needs(claims):
         device_class = classes.get(need.device_class)
         if device_class is None:
@@ -113,7 +115,7 @@ def _devices_reason(
         if error is not None:
             return f"{need.label}: {error}"
         free = [c for c in matching if need.admin or c.key not in index.allocated]
-        short = _shortfall(need, matching, free)
+        short = _shortfall(need, matching, free, [c for c in free if _counted_in(book, c)])
         if short is not None:
             return short
         wanted.append((need, free))
@@ -168,19 +170,37 @@ def _matching(
     return matching, None
 
 
-def _shortfall(need: Need, matching: list[Candidate], free: list[Candidate]) -> str | None:
+def _counted_in(book: CounterBook, candidate: Candidate) -> bool:
+    """Whether the device's slice still has the shared counters it consumes (vNPUs of a chip
+    whose whole device, or other vNPUs, hold them have none)."""
+    if not candidate.device.consumes_counters:
+        return True
+    if not book.take(candidate):
+        return False
+    book.give_back(candidate)
+    return True
+
+
+def _shortfall(
+    need: Need, matching: list[Candidate], free: list[Candidate], usable: list[Candidate]
+) -> str | None:
     chosen = f"class {need.device_class}" + (
         " and the request's selectors" if need.selectors else ""
     )
     if not matching:
         return f"{need.label}: no device on the node matches {chosen}"
     needed = len(matching) if need.all_mode else need.count
-    if len(free) >= needed:
+    if len(usable) >= needed:
         return None
     mode = " (allocationMode All: every matching device)" if need.all_mode else ""
+    counted = (
+        f" ({len(usable)} with their slice's shared counters left)"
+        if len(usable) < len(free)
+        else ""
+    )
     return (
-        f"{need.label}: {len(matching)} device(s) match {chosen}, {len(free)} of them free, "
-        f"{needed} needed{mode}"
+        f"{need.label}: {len(matching)} device(s) match {chosen}, {len(free)} of them free"
+        f"{counted}, {needed} needed{mode}"
     )
 
 

@@ -176,3 +176,41 @@ def test_a_missing_device_class_is_named(tmp_path: Path) -> None:
         "claim demo/one, request npu: DeviceClass gone does not exist",
         TAINT,
     }
+
+
+VNPU_NODE = """\
+kind: SimulatedNode
+metadata: {name: v1}
+spec: {hardware: {chip: 910B4, count: 1, vnpu: 910B4}}
+---
+kind: DeviceClass
+metadata: {name: npu.huawei.com}
+spec: {selectors: [{cel: {expression: 'device.driver == "npu.huawei.com"'}}]}
+"""
+PART = '"vnpuTemplate" in device.attributes["npu.huawei.com"]'
+
+
+def selecting(expression: str) -> str:
+    return f"        selectors: [{{cel: {{expression: '{expression}'}}}}]\n"
+
+
+def test_devices_whose_chip_has_no_shared_counters_left_are_not_counted_free(
+    tmp_path: Path,
+) -> None:
+    # The whole chip taken first: every vNPU device of it is unallocated, but none can be had.
+    path = tmp_path / "scenario.yaml"
+    path.write_text(
+        VNPU_NODE
+        + claim("whole", 1, selecting(f"!({PART})"))
+        + pod("first", "whole")
+        + claim("part", 1, selecting(PART))
+        + pod("second", "part")
+    )
+    code, out, err = simulate("--scenario", str(path), "--explain", "-o", "json", "--no-prepare")
+    assert code == 0, err
+    by_pod = {p["pod"]: p for p in json.loads(out)["pods"]}
+    assert by_pod["demo/first"]["node"] == "v1"
+    [why] = by_pod["demo/second"]["explain"]
+    assert why["nodes"] == ["v1"]
+    assert "0 with their slice's shared counters left" in why["reason"], why
+    assert why["reason"].startswith("claim demo/part, request npu: ")
