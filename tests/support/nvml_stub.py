@@ -3,8 +3,10 @@
 `build_library()` compiles tests/support/nvml_stub/nvml_stub.c with the system `cc` into
 ~/.cache/npu-dra/nvml-stub/<source hash>/libnvidia-ml.so.1 (`NPU_DRA_NVML_STUB_CACHE` overrides),
 with the soname the real library has, so a process that loads it by path answers pynvml's
-`CDLL("libnvidia-ml.so.1")` with it. `write_host(path, gpus)` writes the GPUs it reports; the
-process finds the file through NVML_STUB_HOST.
+`CDLL("libnvidia-ml.so.1")` with it, as does one whose LD_LIBRARY_PATH names its directory.
+`write_host(path, gpus, xids=...)` writes the GPUs it reports and the XID critical-error events
+it delivers (each once); the process finds the file through NVML_STUB_HOST, which the stub reads
+at nvmlInit (unset or unreadable: NVML_ERROR_DRIVER_NOT_LOADED, a host without the driver).
 """
 
 import fcntl
@@ -34,6 +36,9 @@ class StubGpu:
     numa_node: int = 0
 
     def line(self) -> str:
+        words = (self.uuid, self.pci_bus_id)
+        if any(len(w.split()) != 1 for w in words) or not self.name.strip() or "\n" in self.name:
+            raise ValueError(f"{self}: the stub's format takes one-word ids and a one-line name")
         major, minor = self.compute_capability
         return (
             f"gpu {self.index} {self.minor} {self.uuid} {self.memory_bytes} {self.pci_bus_id} "
@@ -53,8 +58,8 @@ def build_library() -> Path:
         if not library.exists():
             ensure_compiler("the NVML stand-in")
             partial = directory / f"{LIBRARY}.partial"
-            command = ["cc", "-std=c11", "-D_POSIX_C_SOURCE=200809L", "-Wall", "-Werror"]
-            command += ["-shared", "-fPIC", f"-Wl,-soname,{LIBRARY}", "-o", str(partial)]
+            command = ["cc", "-std=c99", "-O2", "-Wall", "-Werror", "-shared", "-fPIC"]
+            command += [f"-Wl,-soname,{LIBRARY}", "-o", str(partial)]
             subprocess.run([*command, str(SOURCE)], check=True, capture_output=True, timeout=120)
             partial.rename(library)
     return library
@@ -71,5 +76,7 @@ def write_host(
     """The description the stub reads at nvmlInit: driver, CUDA version, GPUs, XID events."""
     lines = [f"driver {driver}", f"cuda {cuda}", *(g.line() for g in gpus)]
     lines += [f"xid {index} {code}" for index, code in xids]
-    path.write_text("\n".join(lines) + "\n")
+    partial = path.with_suffix(".partial")
+    partial.write_text("\n".join(lines) + "\n")
+    partial.rename(path)  # the stub never reads half a file
     return path

@@ -5,9 +5,11 @@
  *   driver <version>
  *   cuda <version as NVML gives it, e.g. 12080>
  *   gpu <index> <minor> <uuid> <memory bytes> <pci bus id> <cc major> <cc minor> <numa> <name...>
- *   xid <index> <code>          (one XID critical-error event, delivered once)
+ *   xid <index> <code>          (one XID critical-error event)
+ * nvmlEventSetWait_v2 delivers the xid events in order, each once after nvmlInit, then returns
+ * NVML_ERROR_TIMEOUT without waiting. Lines it cannot parse, and xids naming no GPU, are skipped.
  * Without the file nvmlInit fails with NVML_ERROR_DRIVER_NOT_LOADED, as on a host without the
- * driver.
+ * driver. Build: cc -std=c99 -O2 -Wall -Werror -shared -fPIC -Wl,-soname,libnvidia-ml.so.1
  *
  * Vendor facts (signatures, struct layouts, enum values) are those of the ctypes definitions in
  * pynvml.py from nvidia-ml-py 13.615.71 (the binding this project uses), which mirror nvml.h.
@@ -19,28 +21,30 @@
 #define MAX_GPUS 64
 #define MAX_XIDS 64
 
-/* pynvml.py: NVML_SUCCESS .. NVML_ERROR_TIMEOUT */
-enum { OK = 0, UNINITIALIZED = 1, INVALID_ARGUMENT = 2, NOT_FOUND = 6,
-       DRIVER_NOT_LOADED = 9, TIMEOUT = 10, INSUFFICIENT_SIZE = 7 };
-enum { BRAND_NVIDIA = 14, ARCH_HOPPER = 9 };            /* NVML_BRAND_NVIDIA, _ARCH_HOPPER */
-static const unsigned long long XID_CRITICAL = 0x8ULL; /* nvmlEventTypeXidCriticalError */
+/* pynvml.py: NVML_SUCCESS, NVML_ERROR_UNINITIALIZED .. NVML_ERROR_TIMEOUT */
+enum { OK = 0, UNINITIALIZED = 1, INVALID_ARGUMENT = 2, NOT_FOUND = 6, INSUFFICIENT_SIZE = 7,
+       DRIVER_NOT_LOADED = 9, TIMEOUT = 10 };
+/* pynvml.py: NVML_BRAND_NVIDIA = 14 (_nvmlBrandType_t = c_uint), NVML_DEVICE_ARCH_HOPPER = 9 */
+enum { BRAND_NVIDIA = 14, ARCH_HOPPER = 9 };
+/* pynvml.py: nvmlEventTypeXidCriticalError = 0x0000000000000008 */
+static const unsigned long long XID_CRITICAL = 0x8ULL;
 
-typedef struct {               /* c_nvmlMemory_t */
+typedef struct {               /* pynvml.py: class c_nvmlMemory_t (c_ulonglong each) */
     unsigned long long total, free, used;
 } nvml_memory;
-typedef struct {               /* nvmlPciInfo_t */
-    char bus_id_legacy[16];
+typedef struct {               /* pynvml.py: class nvmlPciInfo_t */
+    char bus_id_legacy[16];    /* NVML_DEVICE_PCI_BUS_ID_BUFFER_V2_SIZE = 16 */
     unsigned int domain, bus, device, pci_device_id, pci_subsystem_id;
-    char bus_id[32];
+    char bus_id[32];           /* NVML_DEVICE_PCI_BUS_ID_BUFFER_SIZE = 32 */
 } nvml_pci;
-struct gpu {
-    unsigned int index, minor, numa;
-    int cc_major, cc_minor;
+struct gpu {                   /* the stub's own record; its address is the nvmlDevice_t */
+    unsigned int index, minor;
+    int numa, cc_major, cc_minor;
     unsigned long long memory;
     char uuid[96], bus_id[32], name[96];
 };
 typedef struct gpu *nvml_device;
-typedef struct {               /* c_nvmlEventData_t */
+typedef struct {               /* pynvml.py: class c_nvmlEventData_t */
     nvml_device device;
     unsigned long long event_type, event_data;
     unsigned int gpu_instance_id, compute_instance_id;
@@ -64,7 +68,7 @@ static void read_gpu(const char *rest) {
     struct gpu *g = &gpus[gpu_count];
     int used = 0;
     if (gpu_count >= MAX_GPUS) return;
-    if (sscanf(rest, "%u %u %95s %llu %31s %d %d %u %n", &g->index, &g->minor, g->uuid,
+    if (sscanf(rest, "%u %u %95s %llu %31s %d %d %d %n", &g->index, &g->minor, g->uuid,
                &g->memory, g->bus_id, &g->cc_major, &g->cc_minor, &g->numa, &used) < 8) return;
     snprintf(g->name, sizeof g->name, "%s", rest + used);
     g->name[strcspn(g->name, "\n")] = 0;
@@ -77,6 +81,8 @@ static int read_host(void) {
     char line[512];
     if (!f) return DRIVER_NOT_LOADED;
     gpu_count = xid_count = xid_next = 0;
+    strcpy(driver, "0");
+    cuda = 0;
     while (fgets(line, sizeof line, f)) {
         if (!strncmp(line, "driver ", 7)) sscanf(line + 7, "%79s", driver);
         else if (!strncmp(line, "cuda ", 5)) cuda = atoi(line + 5);
@@ -123,7 +129,9 @@ int nvmlSystemGetCudaDriverVersion(int *version) {
     *version = cuda;
     return OK;
 }
-int nvmlSystemGetCudaDriverVersion_v2(int *version) { return nvmlSystemGetCudaDriverVersion(version); }
+int nvmlSystemGetCudaDriverVersion_v2(int *version) {
+    return nvmlSystemGetCudaDriverVersion(version);
+}
 int nvmlDeviceGetCount_v2(unsigned int *count) {
     if (!initialised) return UNINITIALIZED;
     *count = gpu_count;
@@ -183,7 +191,7 @@ int nvmlDeviceGetMigMode(nvml_device d, unsigned int *current, unsigned int *pen
     *current = *pending = 0;
     return OK;
 }
-int nvmlDeviceGetNumaNodeId(nvml_device d, unsigned int *node) {
+int nvmlDeviceGetNumaNodeId(nvml_device d, int *node) {  /* pynvml.py: node = c_int() */
     DEVICE_OR_FAIL(d);
     *node = d->numa;
     return OK;
