@@ -22,7 +22,7 @@ from npu_dra.domain.ids import DeviceClassName
 from npu_dra.domain.scheduling.constraints import lookup_attribute
 from npu_dra.domain.scheduling.counters import CounterBook, counter_book
 from npu_dra.domain.scheduling.matcher import Matcher
-from npu_dra.domain.scheduling.placement import FILTERED_EFFECTS, Placement, filter_reason
+from npu_dra.domain.scheduling.placement import Placement, filter_reason, untolerated_taint
 from npu_dra.domain.scheduling.pools import Candidate
 from npu_dra.domain.scheduling.request_data import claim_label
 
@@ -83,12 +83,10 @@ def _node_reason(
     state: NodeState, placement: Placement, claims: Sequence[ResourceClaim]
 ) -> str | None:
     node = state.node
-    for taint in node.taints:
-        if taint.effect in FILTERED_EFFECTS and not any(
-            t.tolerates(taint) for t in placement.tolerations
-        ):
-            shown = f"{taint.key}={taint.value}" if taint.value else taint.key
-            return f"taint {shown}:{taint.effect} is not tolerated by the pod"
+    taint = untolerated_taint(node, placement)
+    if taint is not None:
+        shown = f"{taint.key}={taint.value}" if taint.value else taint.key
+        return f"taint {shown}:{taint.effect} is not tolerated by the pod"
     if filter_reason(node, placement) is not None:
         return "the node's labels do not match the pod's nodeSelector or node affinity"
     for claim in claims:

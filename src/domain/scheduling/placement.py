@@ -102,13 +102,20 @@ class Placement:
         return not self.node_selector and self.required_terms is None
 
 
-def filter_reason(node: SchedNode, placement: Placement) -> str | None:
-    """Why the node is filtered out (the scheduler's words), None if it passes."""
+def untolerated_taint(node: SchedNode, placement: Placement) -> Taint | None:
+    """The node's first taint that filters the pod out, None if it tolerates them all."""
     for taint in node.taints:
         if taint.effect in FILTERED_EFFECTS and not any(
             t.tolerates(taint) for t in placement.tolerations
         ):
-            return UNTOLERATED
+            return taint
+    return None
+
+
+def filter_reason(node: SchedNode, placement: Placement) -> str | None:
+    """Why the node is filtered out (the scheduler's words), None if it passes."""
+    if untolerated_taint(node, placement) is not None:
+        return UNTOLERATED
     if placement.unconstrained:
         return None
     if any(node.labels.get(k) != v for k, v in placement.node_selector.items()):
