@@ -39,6 +39,28 @@ class HostPathTaken(RuntimeError):
     """A path the fake host needs already exists and was not made by it."""
 
 
+def claim(created: list[Path], path: Path, vendor: str) -> Path:
+    """`path`, recorded in `created`, if nothing is there; HostPathTaken otherwise."""
+    if path.exists() or path.is_symlink():
+        raise HostPathTaken(
+            f"{path} exists: the real-node tests install a fake host there and never overwrite; "
+            f"run them on a machine without {vendor}, or remove it"
+        )
+    created.append(path)
+    return path
+
+
+def remove_created(created: list[Path]) -> None:
+    """Delete what `claim` recorded, last first (files, then their directories)."""
+    for path in reversed(created):
+        with contextlib.suppress(FileNotFoundError):
+            if path.is_dir() and not path.is_symlink():
+                path.rmdir()
+            else:
+                path.unlink()
+    created.clear()
+
+
 def shell_npu_smi(scenario: str) -> str:
     """A `/bin/sh` script answering the scenario's commands with their recorded outputs."""
     path = SCENARIOS / f"{scenario}.yaml"
@@ -104,22 +126,10 @@ class FakeAscendHost:
         return self
 
     def remove(self) -> None:
-        for path in reversed(self.created):
-            with contextlib.suppress(FileNotFoundError):
-                if path.is_dir() and not path.is_symlink():
-                    path.rmdir()
-                else:
-                    path.unlink()
-        self.created.clear()
+        remove_created(self.created)
 
     def _claim(self, path: Path) -> Path:
-        if path.exists() or path.is_symlink():
-            raise HostPathTaken(
-                f"{path} exists: the real-node tests install a fake Ascend host there and never "
-                "overwrite; run them on a machine without Ascend software, or remove it"
-            )
-        self.created.append(path)
-        return path
+        return claim(self.created, path, "Ascend software")
 
     def _claim_dir(self, path: Path) -> None:
         self._claim(path).mkdir()

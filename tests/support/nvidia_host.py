@@ -22,7 +22,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from tests.support.ascend_host import HostPathTaken
+from tests.support.ascend_host import claim, remove_created
 from tests.support.nvml_stub import StubGpu, build_library, write_host
 
 LOCAL_MAJOR = 242  # Documentation/admin-guide/devices.txt: 240-254 char, LOCAL/EXPERIMENTAL USE
@@ -84,22 +84,10 @@ class FakeNvidiaHost:
         return self
 
     def remove(self) -> None:
-        for path in reversed(self.created):
-            with contextlib.suppress(FileNotFoundError):
-                if path.is_dir() and not path.is_symlink():
-                    path.rmdir()
-                else:
-                    path.unlink()
-        self.created.clear()
+        remove_created(self.created)
 
     def _claim(self, path: Path) -> Path:
-        if path.exists() or path.is_symlink():
-            raise HostPathTaken(
-                f"{path} exists: the real-node tests install a fake NVIDIA host there and never "
-                "overwrite; run them on a machine without NVIDIA's driver, or remove it"
-            )
-        self.created.append(path)
-        return path
+        return claim(self.created, path, "NVIDIA's driver")
 
 
 @contextlib.contextmanager
