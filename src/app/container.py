@@ -150,7 +150,12 @@ class NodeContainer(containers.DeclarativeContainer):
 
     # The kubelet plugin: publishing, its two sockets on one gRPC server, liveness and metrics.
     pool_maintenance = providers.Resource(
-        maintained_pool, maintainer=maintainer, watcher=cluster, node=node_name, driver=driver
+        maintained_pool,
+        maintainer=maintainer,
+        watcher=cluster,
+        node=node_name,
+        driver=driver,
+        hardware=hardware,
     )
     registration = providers.Singleton(registration_state)
     plugin_server = providers.Resource(

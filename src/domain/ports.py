@@ -25,6 +25,17 @@ class HardwareProbe(Protocol):
     def probe(self) -> NodeInventory: ...
 
 
+@runtime_checkable
+class FaultNotifier(Protocol):
+    """Optional: hardware that announces faults as they happen, so health need not wait for the
+    next re-probe."""
+
+    def subscribe_faults(self, on_fault: Callable[[], None]) -> bool:
+        """Call `on_fault` (from any thread) whenever a device's faults change; whether the
+        hardware offers that (False: health is only polled)."""
+        ...
+
+
 class ClusterApi(Protocol):
     """The slice of the Kubernetes API a node plugin uses."""
 

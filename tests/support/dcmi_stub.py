@@ -28,6 +28,8 @@ from npu_dra.adapters.hardware.npu_smi.probe import NpuSmiProbe
 from npu_dra.contract.hardware import HardwareBackend
 from npu_dra.domain.device import Device, Health
 from npu_dra.domain.ids import NodeName
+from npu_dra.domain.vnpu.templates import VnpuOffer
+from tests.support.dcmi_stub_vnpu import vnpu_lines
 from tests.support.fake_npu_smi import (
     TOPO,
     FakeNpuSmi,
@@ -51,7 +53,7 @@ HBM_CHIPS = ("910", "Ascend910")  # HBM is read on the 910 family only (dcmi.go 
 
 def build_library() -> Path:
     """libdcmi.so built from the stub's sources, cached by their hash."""
-    sources = sorted(SOURCE.glob("dcmi_stub.[ch]"))
+    sources = sorted(SOURCE.glob("dcmi_stub*.[ch]"))
     digest = hashlib.sha256(b"".join(p.read_bytes() for p in sources)).hexdigest()[:16]
     default = Path.home() / ".cache" / "npu-dra" / "dcmi-stub"
     directory = Path(os.environ.get("NPU_DRA_DCMI_STUB_CACHE", default)) / digest
@@ -62,8 +64,9 @@ def build_library() -> Path:
         if not library.exists():
             ensure_compiler("the DCMI stand-in")
             partial = directory / "libdcmi.so.partial"
-            command = ["cc", "-std=c11", "-D_POSIX_C_SOURCE=200809L", "-Wall", "-Werror"]
-            command += ["-shared", "-fPIC", "-o", str(partial), str(SOURCE / "dcmi_stub.c")]
+            command = ["cc", "-std=c11", "-D_POSIX_C_SOURCE=200809L", "-D_DEFAULT_SOURCE"]
+            command += ["-Wall", "-Werror", "-pthread", "-shared", "-fPIC", "-o", str(partial)]
+            command += [str(path) for path in sources if path.suffix == ".c"]
             subprocess.run(command, check=True, capture_output=True, timeout=120)
             partial.rename(library)
     return library
@@ -110,17 +113,21 @@ class StubHost:
         *,
         init_rc: int = 0,
         error_count: int | None = None,
+        subscribe_rc: int = 0,
+        vnpu: VnpuOffer | None = None,
     ) -> None:
         self.path = path
         self.chips = chips
         self.init_rc = init_rc
         self.error_count = error_count
+        self.subscribe_rc = subscribe_rc
+        self.vnpu = vnpu  # what the chips may be split into (dcmi_create_vdevice's rules)
         self.write()
 
     def variant(self, name: str, **changes: Any) -> "StubHost":
         """A copy of this host beside it (same dev/ and sys/), with `chips`, `init_rc` or
         `error_count` changed; it is the live host from now on."""
-        settings = {"chips": list(self.chips), "init_rc": 0, "error_count": None, **changes}
+        settings = {"chips": list(self.chips), "init_rc": 0, "vnpu": self.vnpu, **changes}
         chips = settings.pop("chips")
         return StubHost(self.directory / f"{name}.txt", chips, **settings)
 
@@ -151,6 +158,7 @@ class StubHost:
     def write(self) -> None:
         lines = [f"init_rc {self.init_rc}"]
         lines += [] if self.error_count is None else [f"error_count {self.error_count}"]
+        lines += [f"subscribe_rc {self.subscribe_rc}", *vnpu_lines(self.vnpu)]
         lines += [chip.line() for chip in self.chips]
         partial = self.path.with_suffix(".partial")
         partial.write_text("\n".join(lines) + "\n")

@@ -19,7 +19,9 @@ ready:
 pod shows 0/1 READY), and a Node Event says when the hardware went away and came back.
 
 One worker thread does every publish, so probes and syncs never overlap; wake-ups that arrive
-while it works are merged into one more sync.
+while it works are merged into one more sync. Hardware that announces faults (a FaultNotifier:
+DCMI's fault events) asks for a re-probe at once (`request_probe`) instead of waiting for the
+next interval; the interval's re-probe stays, as the fallback.
 """
 
 import logging
@@ -35,7 +37,7 @@ from npu_dra.domain.errors import DomainError
 from npu_dra.domain.events import hardware_event, health_events
 from npu_dra.domain.ids import DriverName, NodeName
 from npu_dra.domain.metrics import PluginMetrics
-from npu_dra.domain.ports import NodeDirectory, SliceWatcher
+from npu_dra.domain.ports import FaultNotifier, HardwareProbe, NodeDirectory, SliceWatcher
 
 log = logging.getLogger(__name__)
 
@@ -77,6 +79,8 @@ class PoolMaintainer:
         self._backend = backend  # the probe's, as metrics label it
         self._events = events  # a Node Event per device whose health changed
         self._wake = threading.Event()
+        self._sync_asked = threading.Event()
+        self._probe_asked = threading.Event()
         self._stop = threading.Event()
         self._published = threading.Event()
         self._thread: threading.Thread | None = None
@@ -87,6 +91,12 @@ class PoolMaintainer:
 
     def request_sync(self) -> None:
         """Republish soon (the stored slices may differ from ours); safe from any thread."""
+        self._sync_asked.set()
+        self._wake.set()
+
+    def request_probe(self) -> None:
+        """Re-probe the hardware now, and republish if it changed; safe from any thread."""
+        self._probe_asked.set()
         self._wake.set()
 
     def wait_published(self, timeout: float | None = None) -> bool:
@@ -118,7 +128,11 @@ class PoolMaintainer:
             if self._stop.is_set():
                 return
             self._wake.clear()
-            due = due or woken or self._inventory_changed() or not self._node_found
+            sync, probe = self._sync_asked.is_set(), self._probe_asked.is_set() or not woken
+            self._sync_asked.clear()
+            self._probe_asked.clear()
+            changed = probe and self._inventory_changed()
+            due = due or sync or changed or not self._node_found
 
     def _publish(self) -> float | None:
         """Publish once; None when done, else the seconds until the next try."""
@@ -212,10 +226,18 @@ class PoolMaintainer:
 
 
 def maintained_pool(
-    *, maintainer: PoolMaintainer, watcher: SliceWatcher, node: NodeName, driver: DriverName
+    *,
+    maintainer: PoolMaintainer,
+    watcher: SliceWatcher,
+    node: NodeName,
+    driver: DriverName,
+    hardware: HardwareProbe | None = None,
 ) -> Iterator[PoolMaintainer]:
-    """A DI resource: maintenance and the slice watch run until the container shuts down."""
+    """A DI resource: maintenance and the slice watch run until the container shuts down; the
+    hardware's fault announcements, where it makes them, trigger re-probes."""
     maintainer.start()
+    if isinstance(hardware, FaultNotifier):
+        hardware.subscribe_faults(maintainer.request_probe)
     watch = watcher.watch_slices(node=node, driver=driver, on_change=maintainer.request_sync)
     try:
         yield maintainer

@@ -7,59 +7,71 @@
  *   error_count <n>      (reported by dcmi_get_device_errorcode_v2 whatever the codes: a fault)
  *   chip <card> <device> <logic> <phys> <health> <mem MB> <hbm MB> <aicores> <domain> <bus>
  *        <dev> <func> <name> <type> <affinity cpus|-> <hex codes,comma-separated|-> <board id>
+ *   subscribe_rc <rc>    (what dcmi_subscribe_fault_event answers: -8255 where unsupported)
+ *   vnpu_totals <9 counts>, vnpu_template <name> <9 counts>   (aicore memory aicpu vpc venc
+ *        vdec jpegd jpege pngd; -1: the chip has none of it): what vNPUs may take of each chip
  * A bus of -1 or an hbm of 0 means the chip does not support the query (-8255).
+ * vNPUs (dcmi_stub_vnpu.c) and fault events (dcmi_stub_events.c) are in files of their own.
  * Declarations and return codes: dcmi_stub.h (sources named there).
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "dcmi_stub.h"
+#include "dcmi_stub_host.h"
 
-#define MAX_CHIPS 64
-#define MAX_CODES 256
+static _Thread_local struct host current;
 
-struct chip {
-    int card, device, logic, phys;
-    unsigned int health;
-    unsigned long long mem_mb, hbm_mb;
-    unsigned int aicores;
-    int domain, bus, dev, func;
-    char name[STUB_CHIP_NAME_LEN], type[STUB_CHIP_NAME_LEN];
-    char affinity[64], codes[1024];
-    unsigned int board;
-};
+static void parse_line(struct host *h, const char *line) {
+    struct chip *c = &h->chips[h->chip_count];
+    struct vnpu_template *t = &h->templates[h->template_count];
+    long long *n = t->needs, *v = h->vnpu_totals;
+    if (sscanf(line, "init_rc %d", &h->init_rc) == 1) return;
+    if (sscanf(line, "error_count %d", &h->forced_error_count) == 1) return;
+    if (sscanf(line, "subscribe_rc %d", &h->subscribe_rc) == 1) return;
+    if (sscanf(line, "vnpu_totals %lld %lld %lld %lld %lld %lld %lld %lld %lld", &v[0], &v[1],
+               &v[2], &v[3], &v[4], &v[5], &v[6], &v[7], &v[8]) == 9)
+        return;
+    if (h->template_count < MAX_TEMPLATES &&
+        sscanf(line, "vnpu_template %31s %lld %lld %lld %lld %lld %lld %lld %lld %lld", t->name,
+               &n[0], &n[1], &n[2], &n[3], &n[4], &n[5], &n[6], &n[7], &n[8]) == 10) {
+        h->template_count++;
+        return;
+    }
+    if (h->chip_count < MAX_CHIPS &&
+        sscanf(line, "chip %d %d %d %d %u %llu %llu %u %d %d %d %d %31s %31s %63s %1023s %u",
+               &c->card, &c->device, &c->logic, &c->phys, &c->health, &c->mem_mb, &c->hbm_mb,
+               &c->aicores, &c->domain, &c->bus, &c->dev, &c->func, c->name, c->type, c->affinity,
+               c->codes, &c->board) == 17)
+        h->chip_count++;
+}
 
-static struct chip chips[MAX_CHIPS];
-static int chip_count, init_rc, forced_error_count = -1;
-
-static int load(void) {
+int stub_load(struct host **host) {
     const char *path = getenv("DCMI_STUB_HOST");
     FILE *file = path ? fopen(path, "r") : NULL;
     char line[2048];
+    struct host *h = &current;
+    *host = h;
+    h->chip_count = h->init_rc = h->subscribe_rc = h->template_count = 0;
+    h->forced_error_count = -1;
+    for (int i = 0; i < VNPU_RESOURCES; i++) h->vnpu_totals[i] = -1;
     if (file == NULL) return STUB_ERR_INTERNAL;
-    chip_count = 0;
-    init_rc = 0;
-    forced_error_count = -1;
-    while (fgets(line, sizeof line, file) != NULL && chip_count < MAX_CHIPS) {
-        struct chip *c = &chips[chip_count];
-        if (sscanf(line, "init_rc %d", &init_rc) == 1) continue;
-        if (sscanf(line, "error_count %d", &forced_error_count) == 1) continue;
-        if (sscanf(line, "chip %d %d %d %d %u %llu %llu %u %d %d %d %d %31s %31s %63s %1023s %u",
-                   &c->card, &c->device, &c->logic, &c->phys, &c->health, &c->mem_mb, &c->hbm_mb,
-                   &c->aicores, &c->domain, &c->bus, &c->dev, &c->func, c->name, c->type,
-                   c->affinity, c->codes, &c->board) == 17)
-            chip_count++;
-    }
+    while (fgets(line, sizeof line, file) != NULL) parse_line(h, line);
     fclose(file);
-    return init_rc;
+    return h->init_rc;
 }
 
-static struct chip *find(int card, int device, int *rc) {
+static int load(void) {
+    struct host *h;
+    return stub_load(&h);
+}
+
+struct chip *stub_find(int card, int device, int *rc) {
     *rc = load();
     if (*rc != STUB_OK) return NULL;
-    for (int i = 0; i < chip_count; i++)
-        if (chips[i].card == card && chips[i].device == device) return &chips[i];
+    for (int i = 0; i < current.chip_count; i++)
+        if (current.chips[i].card == card && current.chips[i].device == device)
+            return &current.chips[i];
     *rc = STUB_ERR_PARAMETER;
     return NULL;
 }
@@ -69,10 +81,10 @@ int dcmi_init(void) { return load(); }
 int dcmi_get_card_list(int *card_num, int *card_list, int list_len) {
     int rc = load(), count = 0;
     if (rc != STUB_OK) return rc;
-    for (int i = 0; i < chip_count; i++) {
+    for (int i = 0; i < current.chip_count; i++) {
         int seen = 0;
-        for (int j = 0; j < count; j++) seen |= card_list[j] == chips[i].card;
-        if (!seen && count < list_len) card_list[count++] = chips[i].card;
+        for (int j = 0; j < count; j++) seen |= card_list[j] == current.chips[i].card;
+        if (!seen && count < list_len) card_list[count++] = current.chips[i].card;
     }
     *card_num = count;
     return STUB_OK;
@@ -82,13 +94,13 @@ int dcmi_get_device_num_in_card(int card_id, int *device_num) {
     int rc = load();
     if (rc != STUB_OK) return rc;
     *device_num = 0;
-    for (int i = 0; i < chip_count; i++) *device_num += chips[i].card == card_id;
+    for (int i = 0; i < current.chip_count; i++) *device_num += current.chips[i].card == card_id;
     return *device_num ? STUB_OK : STUB_ERR_PARAMETER;
 }
 
 int dcmi_get_device_logic_id(int *device_logic_id, int card_id, int device_id) {
     int rc;
-    struct chip *c = find(card_id, device_id, &rc);
+    struct chip *c = stub_find(card_id, device_id, &rc);
     if (c) *device_logic_id = c->logic;
     return rc;
 }
@@ -96,9 +108,9 @@ int dcmi_get_device_logic_id(int *device_logic_id, int card_id, int device_id) {
 int dcmi_get_device_phyid_from_logicid(unsigned int logicid, unsigned int *phyid) {
     int rc = load();
     if (rc != STUB_OK) return rc;
-    for (int i = 0; i < chip_count; i++)
-        if ((unsigned int)chips[i].logic == logicid) {
-            *phyid = (unsigned int)chips[i].phys;
+    for (int i = 0; i < current.chip_count; i++)
+        if ((unsigned int)current.chips[i].logic == logicid) {
+            *phyid = (unsigned int)current.chips[i].phys;
             return STUB_OK;
         }
     return STUB_ERR_PARAMETER;
@@ -106,7 +118,7 @@ int dcmi_get_device_phyid_from_logicid(unsigned int logicid, unsigned int *phyid
 
 int dcmi_get_device_chip_info(int card_id, int device_id, struct dcmi_chip_info *chip_info) {
     int rc;
-    struct chip *c = find(card_id, device_id, &rc);
+    struct chip *c = stub_find(card_id, device_id, &rc);
     if (!c) return rc;
     memset(chip_info, 0, sizeof *chip_info);
     strncpy((char *)chip_info->chip_type, c->type, STUB_CHIP_NAME_LEN - 1);
@@ -118,7 +130,7 @@ int dcmi_get_device_chip_info(int card_id, int device_id, struct dcmi_chip_info 
 
 int dcmi_get_device_pcie_info_v2(int card_id, int device_id, struct dcmi_pcie_info_all *info) {
     int rc;
-    struct chip *c = find(card_id, device_id, &rc);
+    struct chip *c = stub_find(card_id, device_id, &rc);
     if (!c) return rc;
     if (c->bus < 0) return STUB_ERR_NOT_SUPPORTED;
     memset(info, 0, sizeof *info);
@@ -132,7 +144,7 @@ int dcmi_get_device_pcie_info_v2(int card_id, int device_id, struct dcmi_pcie_in
 
 int dcmi_get_device_health(int card_id, int device_id, unsigned int *health) {
     int rc;
-    struct chip *c = find(card_id, device_id, &rc);
+    struct chip *c = stub_find(card_id, device_id, &rc);
     if (c) *health = c->health;
     return rc;
 }
@@ -140,7 +152,7 @@ int dcmi_get_device_health(int card_id, int device_id, unsigned int *health) {
 int dcmi_get_device_errorcode_v2(int card_id, int device_id, int *error_count,
                                  unsigned int *error_code_list, unsigned int list_len) {
     int rc, count = 0;
-    struct chip *c = find(card_id, device_id, &rc);
+    struct chip *c = stub_find(card_id, device_id, &rc);
     if (!c) return rc;
     if (strcmp(c->codes, "-") != 0) {
         char codes[1024], *save = NULL;
@@ -149,13 +161,13 @@ int dcmi_get_device_errorcode_v2(int card_id, int device_id, int *error_count,
             if ((unsigned int)count < list_len)
                 error_code_list[count++] = (unsigned int)strtoul(tok, NULL, 16);
     }
-    *error_count = forced_error_count >= 0 ? forced_error_count : count;
+    *error_count = current.forced_error_count >= 0 ? current.forced_error_count : count;
     return STUB_OK;
 }
 
 int dcmi_get_device_hbm_info(int card_id, int device_id, struct dcmi_hbm_info *hbm_info) {
     int rc;
-    struct chip *c = find(card_id, device_id, &rc);
+    struct chip *c = stub_find(card_id, device_id, &rc);
     if (!c) return rc;
     if (c->hbm_mb == 0) return STUB_ERR_NOT_SUPPORTED;
     memset(hbm_info, 0, sizeof *hbm_info);
@@ -167,7 +179,7 @@ int dcmi_get_device_hbm_info(int card_id, int device_id, struct dcmi_hbm_info *h
 int dcmi_get_device_memory_info_v3(int card_id, int device_id,
                                    struct dcmi_get_memory_info_stru *memory_info) {
     int rc;
-    struct chip *c = find(card_id, device_id, &rc);
+    struct chip *c = stub_find(card_id, device_id, &rc);
     if (!c) return rc;
     memset(memory_info, 0, sizeof *memory_info);
     memory_info->memory_size = c->mem_mb;
@@ -177,7 +189,7 @@ int dcmi_get_device_memory_info_v3(int card_id, int device_id,
 
 int dcmi_get_device_board_info(int card_id, int device_id, struct dcmi_board_info *board_info) {
     int rc;
-    struct chip *c = find(card_id, device_id, &rc);
+    struct chip *c = stub_find(card_id, device_id, &rc);
     if (!c) return rc;
     memset(board_info, 0, sizeof *board_info);
     board_info->board_id = c->board;
@@ -187,7 +199,7 @@ int dcmi_get_device_board_info(int card_id, int device_id, struct dcmi_board_inf
 int dcmi_get_affinity_cpu_info_by_device_id(int card_id, int device_id, char *affinity_cpu,
                                             int *length) {
     int rc;
-    struct chip *c = find(card_id, device_id, &rc);
+    struct chip *c = stub_find(card_id, device_id, &rc);
     if (!c) return rc;
     if (strcmp(c->affinity, "-") == 0) return STUB_ERR_NOT_SUPPORTED;
     *length = (int)strlen(c->affinity); /* no terminator counted, as Go's GoStringN reads it */

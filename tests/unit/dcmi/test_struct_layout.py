@@ -6,8 +6,12 @@ import subprocess
 
 import pytest
 
-from npu_dra.adapters.hardware.dcmi.structs import STRUCTS
+from npu_dra.adapters.hardware.dcmi.fault_structs import FAULT_STRUCTS
+from npu_dra.adapters.hardware.dcmi.structs import STRUCTS as CHIP_STRUCTS
+from npu_dra.adapters.hardware.dcmi.vdev_structs import VDEV_STRUCTS
 from tests.support.dcmi_stub import SOURCE
+
+STRUCTS = CHIP_STRUCTS | VDEV_STRUCTS | FAULT_STRUCTS
 
 
 def _program() -> str:
@@ -51,6 +55,11 @@ def test_pcie_info_is_the_64_bytes_the_header_comment_says() -> None:
     """(The same header's "96 bytes" for dcmi_get_memory_info_stru holds on no LP64 target:
     three `unsigned long`s after an `unsigned int` make it 112 there, as the C test shows.)"""
     assert ctypes.sizeof(STRUCTS["dcmi_pcie_info_all"]) == 64
+
+
+def test_the_fault_event_union_starts_after_the_type() -> None:
+    """struct dcmi_event holds an enum then a union whose 8-byte member aligns it to 8."""
+    assert STRUCTS["dcmi_event"].event_t.offset == 8
 
 
 def test_every_declared_struct_is_checked() -> None:

@@ -16,6 +16,7 @@ import ctypes.util
 from pathlib import Path
 from typing import Any
 
+from npu_dra.adapters.hardware.dcmi.fault_structs import EventFilter, FaultHandler
 from npu_dra.adapters.hardware.dcmi.structs import (
     BoardInfo,
     ChipInfo,
@@ -23,6 +24,7 @@ from npu_dra.adapters.hardware.dcmi.structs import (
     MemoryInfo,
     PcieInfoAll,
 )
+from npu_dra.adapters.hardware.dcmi.vdev_structs import CreateVdevOut, CreateVdevRes
 from npu_dra.adapters.hardware.errors import ProbeError
 
 OK = 0
@@ -54,6 +56,15 @@ SIGNATURES: dict[str, tuple[Any, ...]] = {
     "dcmi_get_device_board_info": (_INT, _INT, _P(BoardInfo)),
     "dcmi_get_affinity_cpu_info_by_device_id": (_INT, _INT, ctypes.c_char_p, _P(_INT)),
 }
+# Typed where the library has them; a library without them still probes (vNPUs then go through
+# npu-smi, health through polling).
+OPTIONAL_SIGNATURES: dict[str, tuple[Any, ...]] = {
+    "dcmi_create_vdevice": (_INT, _INT, _P(CreateVdevRes), _P(CreateVdevOut)),
+    "dcmi_set_destroy_vdevice": (_INT, _INT, _UINT),
+    "dcmi_get_device_info": (_INT, _INT, _INT, _UINT, ctypes.c_void_p, _P(_UINT)),
+    "dcmi_subscribe_fault_event": (_INT, _INT, EventFilter, FaultHandler),
+}
+VNPU_CALLS = ("dcmi_create_vdevice", "dcmi_set_destroy_vdevice", "dcmi_get_device_info")
 
 
 class DcmiError(ProbeError):
@@ -84,7 +95,22 @@ def _typed(library: ctypes.CDLL) -> ctypes.CDLL:
         function = getattr(library, name)
         function.argtypes = arguments
         function.restype = ctypes.c_int
+    for name, arguments in OPTIONAL_SIGNATURES.items():
+        if offers(library, name):
+            function = getattr(library, name)
+            function.argtypes = arguments
+            function.restype = ctypes.c_int
     return library
+
+
+def offers(library: ctypes.CDLL, *names: str) -> bool:
+    """Whether the library exports every one of `names`."""
+    try:
+        for name in names:
+            getattr(library, name)
+    except AttributeError:
+        return False
+    return True
 
 
 def check(call: str, code: int) -> None:

@@ -14,6 +14,10 @@ current error codes then decide its health through the fault-code table (domain/
 Huawei's or `--fault-codes`), as the npu-smi probe does with `npu-smi info -t health`; DCMI
 answers them for every chip in the same pass, so no extra call is needed. A missing
 /dev/davinciN keeps the chip at least Unhealthy whatever its codes say.
+
+`subscribe_faults` subscribes to DCMI's fault events (faults.py) where the library offers them:
+each event asks the caller for a re-probe at once, and the codes events raised and did not
+recover count with the ones dcmi_get_device_errorcode_v2 lists.
 """
 
 import ctypes
@@ -26,6 +30,7 @@ import attrs
 from npu_dra.adapters.hardware.ascend_host import AscendHostPaths
 from npu_dra.adapters.hardware.chips import CHIPS
 from npu_dra.adapters.hardware.dcmi import library
+from npu_dra.adapters.hardware.dcmi.faults import FaultEvents
 from npu_dra.adapters.hardware.dcmi.reader import DcmiChip, read_chips
 from npu_dra.adapters.hardware.errors import ProbeError
 from npu_dra.adapters.hardware.npu_smi.parse_topo import parse_topo, topology_groups
@@ -66,6 +71,7 @@ class DcmiProbe:
         self._library: ctypes.CDLL | None = None
         self._groups: tuple[str, Mapping[int, str]] | None = None
         self.error_codes: dict[DeviceName, tuple[int, ...]] = {}
+        self._events = FaultEvents()
 
     def probe(self) -> NodeInventory:
         chips = read_chips(self.start())
@@ -77,7 +83,7 @@ class DcmiProbe:
             for c in chips
         ]
         devices = tuple(sorted(built, key=lambda d: d.physical_id))
-        self.error_codes = {DeviceName(f"npu-{c.physical_id}"): c.error_codes for c in chips}
+        self.error_codes = {DeviceName(f"npu-{c.physical_id}"): self._codes(c) for c in chips}
         try:
             return NodeInventory(self._node, devices, self._host.host_files())
         except DomainError as error:
@@ -92,6 +98,24 @@ class DcmiProbe:
             log.info("DCMI loaded from %s", self._path or "the loader's search path")
             self._library = loaded
         return self._library
+
+    def subscribe_faults(self, on_fault: Callable[[], None]) -> bool:
+        """Subscribe to DCMI's fault events for every chip; False (logged) where the library
+        cannot start or offers none: health is then polled."""
+        try:
+            why = self._events.subscribe(self.start(), on_fault)
+        except ProbeError as error:
+            why = str(error)
+        if why is None:
+            log.info("DCMI fault events subscribed: a fault is re-probed as it is announced")
+            return True
+        log.warning("DCMI fault events unavailable, health is polled: %s", why)
+        return False
+
+    def _codes(self, chip: DcmiChip) -> tuple[int, ...]:
+        """The codes DCMI lists for the chip, then those its events raised (in code order)."""
+        raised = self._events.raised(chip.logic_id) - set(chip.error_codes)
+        return (*chip.error_codes, *sorted(raised))
 
     def _topology(self) -> tuple[str, Mapping[int, str]]:
         """HCCS groups by logic or physical id (as npu-smi keys them), from npu-smi if given."""
@@ -114,12 +138,13 @@ class DcmiProbe:
 
     def _classified(self, device: Device, chip: DcmiChip, dev_nodes: frozenset[int]) -> Device:
         """The device's health from its error codes; logged when its codes change."""
-        codes = [f"{code:08X}" for code in chip.error_codes]
+        current = self._codes(chip)
+        codes = [f"{code:08X}" for code in current]
         verdict = self._table.classify(codes, reported=device.health)
         health = verdict.health
         if chip.physical_id not in dev_nodes:
             health = worse(health, Health.UNHEALTHY)
-        if chip.error_codes != self.error_codes.get(device.name, ()):
+        if current != self.error_codes.get(device.name, ()):
             shown = " ".join(codes) or "none"
             why = f" ({verdict.reason})" if verdict.reason else ""
             log.warning("%s: DCMI error codes %s: %s%s", device.name, shown, health.value, why)
