@@ -68,14 +68,21 @@ def vnpu_table_for(
     mode: str, kind: str, probe: HardwareProbe, npu_smi: Path, *, timeout: float = 10.0
 ) -> VnpuTable | None:
     """The backend's vNPU capability, when `--vnpu` asks for it and it has one; npu-smi's
-    vNPU commands wait `timeout` seconds at most (--probe-timeout)."""
+    vNPU commands wait `timeout` seconds at most (--probe-timeout). Chips probed through DCMI
+    create and destroy vNPUs through it where the library has the calls (templates still come
+    from npu-smi: DCMI lists none)."""
     if mode != "templates":
         return None
     if isinstance(probe, FakeHardware):
         return probe.vnpu_table()
-    if kind in ("npu_smi", "dcmi", "auto"):  # templates have no DCMI listing: npu-smi's table
-        return NpuSmiVnpuTable(npu_smi=npu_smi, timeout=timeout)
-    return None
+    if kind not in ("npu_smi", "dcmi", "auto"):
+        return None
+    offers = NpuSmiVnpuTable(npu_smi=npu_smi, timeout=timeout)
+    if kind != "npu_smi":
+        from npu_dra.adapters.hardware.dcmi.vnpu_choice import dcmi_vnpu_table
+
+        return dcmi_vnpu_table(probe, offers) or offers
+    return offers
 
 
 def vnpu_probe_if_described(probe: HardwareProbe) -> HardwareProbe:
