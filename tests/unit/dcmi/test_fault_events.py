@@ -3,6 +3,8 @@ what events raised until they recover, and a library that cannot subscribe leave
 
 import ctypes
 import logging
+import subprocess
+import sys
 import threading
 from pathlib import Path
 
@@ -44,7 +46,7 @@ def logic_id(host: StubHost, physical: int) -> int:
 
 
 def deliver(events: FaultEvents, made: Event) -> None:
-    events._handler(ctypes.pointer(made))  # as the library's thread calls it
+    events.on_event(ctypes.pointer(made))  # as the library's thread hands it over
 
 
 def test_raised_codes_are_kept_until_they_recover() -> None:
@@ -125,3 +127,28 @@ def test_a_library_without_the_call_cannot_subscribe() -> None:
     assert FaultEvents().subscribe(libc, lambda: None) == (
         "libdcmi.so has no dcmi_subscribe_fault_event"
     )
+
+
+DROPPED_PROBE = """
+import gc, sys, time
+from pathlib import Path
+from tests.support.dcmi_stub import StubHost, dcmi_probe
+host = StubHost.from_scenario("910B4_8npu", Path(sys.argv[1]))
+probe = dcmi_probe(host)
+assert probe.subscribe_faults(lambda: None)
+del probe
+gc.collect()
+host.set_fault(3, health=3, codes=(0x8C03A000,))
+time.sleep(0.5)  # the stand-in's watcher announces within 10 ms
+print("survived")
+"""
+
+
+def test_an_event_after_its_probe_is_gone_does_not_crash_the_process(tmp_path: Path) -> None:
+    """The library keeps the callback's address for good: it must never be freed."""
+    done = subprocess.run(
+        [sys.executable, "-c", DROPPED_PROBE, str(tmp_path)],
+        capture_output=True, text=True, timeout=60, cwd=Path(__file__).parents[3],
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.strip() == "survived"

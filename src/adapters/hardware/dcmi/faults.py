@@ -10,13 +10,16 @@ asks for a re-probe; every event asks for one, so the next probe classifies the 
 codes DCMI lists and the codes raised here.
 
 The callback runs on a thread of the library's; it never raises into C and never blocks on
-anything but this object's lock. Bounds: at most MAX_ERROR_CODES codes per chip and MAX_CHIPS
+anything but a lock. The library keeps the callback's address for the life of the process (the
+header offers no unsubscribe), so that callback is one module-level function, never freed; it
+hands each event to every live FaultEvents (weakly held: a dropped probe stops receiving). Bounds: at most MAX_ERROR_CODES codes per chip and MAX_CHIPS
 chips are remembered (an event past them is logged and still asks for a re-probe).
 """
 
 import ctypes
 import logging
 import threading
+import weakref
 from collections.abc import Callable
 
 from npu_dra.adapters.hardware.dcmi import library
@@ -35,12 +38,25 @@ MAX_CHIPS = 1024
 SUBSCRIBE = "dcmi_subscribe_fault_event"
 
 
+_receivers: "weakref.WeakSet[FaultEvents]" = weakref.WeakSet()
+_receivers_lock = threading.Lock()
+
+
+def _dispatch(pointer: "ctypes._Pointer[Event]") -> None:
+    with _receivers_lock:
+        receivers = list(_receivers)
+    for receiver in receivers:
+        receiver.on_event(pointer)
+
+
+_HANDLER = FaultHandler(_dispatch)  # DCMI keeps this address for good: so does this module
+
+
 class FaultEvents:
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._raised: dict[int, set[int]] = {}
         self._listeners: list[Callable[[], None]] = []
-        self._handler = FaultHandler(self._on_event)  # DCMI keeps this pointer: so must we
 
     def subscribe(self, lib: ctypes.CDLL, on_fault: Callable[[], None]) -> str | None:
         """Subscribe every chip's fault events, calling `on_fault` on each (from the library's
@@ -51,10 +67,12 @@ class FaultEvents:
             self._listeners.append(on_fault)
             if len(self._listeners) > 1:
                 return None
-        code = lib.dcmi_subscribe_fault_event(
-            ALL_DEVICES, ALL_DEVICES, EventFilter(), self._handler
-        )
+        with _receivers_lock:
+            _receivers.add(self)
+        code = lib.dcmi_subscribe_fault_event(ALL_DEVICES, ALL_DEVICES, EventFilter(), _HANDLER)
         if code != library.OK:
+            with _receivers_lock:
+                _receivers.discard(self)
             with self._lock:
                 self._listeners.clear()
             return str(library.DcmiError(SUBSCRIBE, code))
@@ -65,7 +83,8 @@ class FaultEvents:
         with self._lock:
             return frozenset(self._raised.get(logic_id, ()))
 
-    def _on_event(self, pointer: "ctypes._Pointer[Event]") -> None:
+    def on_event(self, pointer: "ctypes._Pointer[Event]") -> None:
+        """One event from the library's thread: recorded, then every listener called."""
         try:
             self._record(pointer.contents)
             with self._lock:
