@@ -148,7 +148,7 @@ def test_an_event_after_its_probe_is_gone_does_not_crash_the_process(tmp_path: P
     """The library keeps the callback's address for good: it must never be freed."""
     done = subprocess.run(
         [sys.executable, "-c", DROPPED_PROBE, str(tmp_path)],
-        capture_output=True, text=True, timeout=60, cwd=Path(__file__).parents[3],
+        capture_output=True, text=True, timeout=60, check=False, cwd=Path(__file__).parents[3],
     )  # fmt: skip
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.strip() == "survived"

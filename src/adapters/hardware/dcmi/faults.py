@@ -12,8 +12,9 @@ codes DCMI lists and the codes raised here.
 The callback runs on a thread of the library's; it never raises into C and never blocks on
 anything but a lock. The library keeps the callback's address for the life of the process (the
 header offers no unsubscribe), so that callback is one module-level function, never freed; it
-hands each event to every live FaultEvents (weakly held: a dropped probe stops receiving). Bounds: at most MAX_ERROR_CODES codes per chip and MAX_CHIPS
-chips are remembered (an event past them is logged and still asks for a re-probe).
+hands each event to every live FaultEvents (weakly held: a dropped probe stops receiving).
+
+Bounds: at most MAX_ERROR_CODES codes per chip and MAX_CHIPS chips are remembered (an event past them is logged and still asks for a re-probe).
 """
 
 import ctypes
