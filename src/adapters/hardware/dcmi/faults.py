@@ -14,7 +14,8 @@ anything but a lock. The library keeps the callback's address for the life of th
 header offers no unsubscribe), so that callback is one module-level function, never freed; it
 hands each event to every live FaultEvents (weakly held: a dropped probe stops receiving).
 
-Bounds: at most MAX_ERROR_CODES codes per chip and MAX_CHIPS chips are remembered (an event past them is logged and still asks for a re-probe).
+Bounds: at most MAX_ERROR_CODES codes per chip and MAX_CHIPS chips are remembered (an event
+past them still asks for a re-probe).
 """
 
 import ctypes
