@@ -115,6 +115,7 @@ class StubHost:
         error_count: int | None = None,
         subscribe_rc: int = 0,
         vnpu: VnpuOffer | None = None,
+        call_delay_ms: int = 0,
     ) -> None:
         self.path = path
         self.chips = chips
@@ -122,6 +123,7 @@ class StubHost:
         self.error_count = error_count
         self.subscribe_rc = subscribe_rc
         self.vnpu = vnpu  # what the chips may be split into (dcmi_create_vdevice's rules)
+        self.call_delay_ms = call_delay_ms  # each vNPU call sleeps this long first
         self.write()
 
     def variant(self, name: str, **changes: Any) -> "StubHost":
@@ -158,7 +160,8 @@ class StubHost:
     def write(self) -> None:
         lines = [f"init_rc {self.init_rc}"]
         lines += [] if self.error_count is None else [f"error_count {self.error_count}"]
-        lines += [f"subscribe_rc {self.subscribe_rc}", *vnpu_lines(self.vnpu)]
+        lines += [f"subscribe_rc {self.subscribe_rc}", f"call_delay_ms {self.call_delay_ms}"]
+        lines += vnpu_lines(self.vnpu)
         lines += [chip.line() for chip in self.chips]
         partial = self.path.with_suffix(".partial")
         partial.write_text("\n".join(lines) + "\n")

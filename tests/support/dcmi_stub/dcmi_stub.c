@@ -8,6 +8,7 @@
  *   chip <card> <device> <logic> <phys> <health> <mem MB> <hbm MB> <aicores> <domain> <bus>
  *        <dev> <func> <name> <type> <affinity cpus|-> <hex codes,comma-separated|-> <board id>
  *   subscribe_rc <rc>    (what dcmi_subscribe_fault_event answers: -8255 where unsupported)
+ *   call_delay_ms <n>    (each vNPU call first sleeps this long, outside any lock: a slow driver)
  *   vnpu_totals <9 counts>, vnpu_template <name> <9 counts>   (aicore memory aicpu vpc venc
  *        vdec jpegd jpege pngd; -1: the chip has none of it): what vNPUs may take of each chip
  * A bus of -1 or an hbm of 0 means the chip does not support the query (-8255).
@@ -17,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "dcmi_stub_host.h"
 
@@ -29,6 +31,7 @@ static void parse_line(struct host *h, const char *line) {
     if (sscanf(line, "init_rc %d", &h->init_rc) == 1) return;
     if (sscanf(line, "error_count %d", &h->forced_error_count) == 1) return;
     if (sscanf(line, "subscribe_rc %d", &h->subscribe_rc) == 1) return;
+    if (sscanf(line, "call_delay_ms %d", &h->call_delay_ms) == 1) return;
     if (sscanf(line, "vnpu_totals %lld %lld %lld %lld %lld %lld %lld %lld %lld", &v[0], &v[1],
                &v[2], &v[3], &v[4], &v[5], &v[6], &v[7], &v[8]) == 9)
         return;
@@ -52,7 +55,7 @@ int stub_load(struct host **host) {
     char line[2048];
     struct host *h = &current;
     *host = h;
-    h->chip_count = h->init_rc = h->subscribe_rc = h->template_count = 0;
+    h->chip_count = h->init_rc = h->subscribe_rc = h->template_count = h->call_delay_ms = 0;
     h->forced_error_count = -1;
     for (int i = 0; i < VNPU_RESOURCES; i++) h->vnpu_totals[i] = -1;
     if (file == NULL) return STUB_ERR_INTERNAL;
@@ -74,6 +77,11 @@ struct chip *stub_find(int card, int device, int *rc) {
             return &current.chips[i];
     *rc = STUB_ERR_PARAMETER;
     return NULL;
+}
+
+void stub_delay(void) {
+    struct timespec pause = {current.call_delay_ms / 1000, (current.call_delay_ms % 1000) * 1000000L};
+    if (current.call_delay_ms > 0) nanosleep(&pause, NULL);
 }
 
 int dcmi_init(void) { return load(); }

@@ -1,5 +1,6 @@
 /* The stand-in's fault events: dcmi_subscribe_fault_event starts one watcher thread that reads
- * the host file again whenever it changes (checked every 10 ms) and calls the handler once per
+ * the host file again whenever it changes (inotify on its directory, woken at once; and a check
+ * every 100 ms, for a DCMI_STUB_HOST moved elsewhere) and calls the handler once per
  * change of a chip's current error codes: assertion 1 (raised) for a code that appeared, 0
  * (recovered) for one that went, deviceid the chip's logic id, severity its health word (0..3),
  * as struct dcmi_dms_fault_event carries them (dcmi_stub.h names the sources). So a test that
@@ -10,18 +11,21 @@
  * event id and severity flags are honoured. "subscribe_rc <rc>" in the host file makes the
  * call fail with that code (-8255: not supported, as on chips Huawei subscribes on none of).
  */
+#include <poll.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/inotify.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "dcmi_stub_host.h"
 
 #define FLAG_EVENT_ID (1ULL << 0)
 #define FLAG_SEVERITY (1ULL << 1)
-#define WATCH_NS 10000000L
+#define CHECK_MS 100
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static dcmi_fault_handler handler;
@@ -94,12 +98,27 @@ static int changed(struct stat *seen) {
 static struct host before;
 static struct stat seen;
 
+/* An inotify descriptor watching the directory of DCMI_STUB_HOST (-1 if none can be had). */
+static int watch_directory(void) {
+    const char *path = getenv("DCMI_STUB_HOST");
+    char directory[4096];
+    int fd = inotify_init1(IN_CLOEXEC | IN_NONBLOCK);
+    if (fd < 0 || path == NULL || strlen(path) >= sizeof directory) return fd;
+    strcpy(directory, path);
+    char *slash = strrchr(directory, '/');
+    if (slash != NULL) *slash = '\0';
+    inotify_add_watch(fd, slash != NULL ? directory : ".", IN_MOVED_TO | IN_CLOSE_WRITE);
+    return fd;
+}
+
 static void *watch(void *unused) {
     (void)unused;
     struct host *now;
-    struct timespec pause = {0, WATCH_NS};
+    char drained[4096];
+    struct pollfd wake = {watch_directory(), POLLIN, 0};
     for (;;) {
-        nanosleep(&pause, NULL);
+        if (poll(&wake, wake.fd >= 0 ? 1 : 0, CHECK_MS) > 0)
+            while (read(wake.fd, drained, sizeof drained) > 0) continue;
         if (!changed(&seen) || stub_load(&now) == STUB_ERR_INTERNAL) continue;
         compare(now, &before, 1);  /* codes now that were not before: raised */
         compare(&before, now, 0);  /* codes before that are not now: recovered */

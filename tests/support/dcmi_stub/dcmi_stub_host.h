@@ -30,7 +30,7 @@ struct vnpu_template {
 
 struct host {
     struct chip chips[MAX_CHIPS];
-    int chip_count, init_rc, forced_error_count, subscribe_rc;
+    int chip_count, init_rc, forced_error_count, subscribe_rc, call_delay_ms;
     long long vnpu_totals[VNPU_RESOURCES];
     struct vnpu_template templates[MAX_TEMPLATES];
     int template_count;
@@ -41,5 +41,7 @@ struct host {
 int stub_load(struct host **host);
 /* The chip at (card, device) after stub_load; NULL with *rc set when there is none. */
 struct chip *stub_find(int card, int device, int *rc);
+/* Sleep the host file's call_delay_ms (read by the last stub_load on this thread). */
+void stub_delay(void);
 
 #endif

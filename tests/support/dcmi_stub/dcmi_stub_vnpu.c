@@ -109,6 +109,7 @@ int dcmi_create_vdevice(int card_id, int device_id, struct dcmi_create_vdev_res_
     int rc;
     struct chip *c = stub_find(card_id, device_id, &rc);
     if (c == NULL) return rc;
+    stub_delay();
     stub_load(&h);
     char name[STUB_TEMPLATE_NAME_LEN];
     memcpy(name, vdev->template_name, sizeof name);
@@ -132,6 +133,7 @@ int dcmi_set_destroy_vdevice(int card_id, int device_id, unsigned int vdevid) {
     struct table t;
     int rc, kept = 0, found = 0;
     if (stub_find(card_id, device_id, &rc) == NULL) return rc;
+    stub_delay();
     if (open_table(&t) != STUB_OK) return STUB_ERR_INTERNAL;
     for (int i = 0; i < t.count; i++) {
         struct vnpu *v = &t.vnpus[i];
@@ -170,6 +172,7 @@ int dcmi_get_device_info(int card_id, int device_id, int main_cmd, unsigned int 
     struct table t;
     int rc;
     if (stub_find(card_id, device_id, &rc) == NULL) return rc;
+    stub_delay();
     if (main_cmd != STUB_MAIN_CMD_VDEV_MNG) return STUB_ERR_NOT_SUPPORTED;
     if (sub_cmd == STUB_VMNG_SUB_CMD_GET_VDEV_RESOURCE) {
         if (*size < sizeof(struct dcmi_vdev_query_stru)) return STUB_ERR_PARAMETER;
