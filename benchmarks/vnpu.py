@@ -8,7 +8,9 @@ preparer, as the kubelet's pods starting together would) over the fake npu-smi s
 per call, as real npu-smi is: the wall time of the 8 together and the npu-smi calls per vNPU.
 "after" is this code (per-chip locks, one call per create); "serial" is the same code with one
 lock around every prepare, the node-wide lock as it was; "before" is what this benchmark
-measured on the code before #25 item 6 (commit ee7b93d), printed as the reference.
+measured on the code before #25 item 6 (commit ee7b93d), printed as the reference. "DCMI" is
+the same 8 prepares with vNPUs created and destroyed through the stand-in libdcmi.so, each of
+its vNPU calls slowed to the same 200 ms (templates still read from npu-smi, once, at start).
 
 Run from the repository root: `python -m benchmarks.vnpu`.
 """
@@ -25,6 +27,8 @@ from pathlib import Path
 from npu_dra.adapters.cdi.memory import MemoryCdiStore
 from npu_dra.adapters.checkpoint.memory import MemoryCheckpointStore
 from npu_dra.adapters.cluster.memory import MemoryCluster
+from npu_dra.adapters.hardware.dcmi.library import load
+from npu_dra.adapters.hardware.dcmi.vnpu import DcmiVnpuTable
 from npu_dra.adapters.hardware.fake import FakeHardware
 from npu_dra.adapters.hardware.npu_smi.vnpu import NpuSmiVnpuTable
 from npu_dra.adapters.hardware.vnpu_probe import VnpuProbe
@@ -44,6 +48,8 @@ from npu_dra.domain.ids import (
 from npu_dra.domain.pool import desired_slices
 from npu_dra.domain.ports import VnpuTable
 from npu_dra.domain.profile import ASCEND_NPU
+from tests.support.dcmi_stub import StubHost, build_library
+from tests.support.dcmi_stub_vnpu import vnpu_offer_from
 from tests.support.fake_npu_smi import FakeNpuSmi, load_scenario
 
 NODE = NodeName("bench")
@@ -144,11 +150,39 @@ def _together(calls: list[Callable[[], None]]) -> float:
     return time.perf_counter() - began
 
 
-def _smi_node(scratch: Path) -> tuple[FakeNpuSmi, MemoryCluster, ClaimPreparer]:
-    """A started node over the fake npu-smi (its survey has listed the chips), then slowed."""
+class _Counted:
+    """The library with its calls counted (what `calls()` returns), as the fake npu-smi counts."""
+
+    def __init__(self, library: object) -> None:
+        self._library, self.count = library, 0
+
+    def __getattr__(self, name: str) -> Callable[..., int]:
+        function = getattr(self._library, name)
+
+        def counted(*args: object) -> int:
+            self.count += 1
+            return int(function(*args))
+
+        return counted
+
+    def calls(self) -> range:
+        return range(self.count)
+
+
+def _node(scratch: Path, dcmi: bool) -> tuple[FakeNpuSmi | _Counted, MemoryCluster, ClaimPreparer]:
+    """A started node over the fake npu-smi (its survey has listed the chips), or over the
+    stand-in libdcmi.so with templates from that npu-smi; then its calls are slowed."""
     fake = FakeNpuSmi(scratch, {**load_scenario("910B4_8npu"), "vnpu": "910B4"})
     hardware, cluster = FakeHardware(HARDWARE, node=NODE), MemoryCluster()
-    table, checkpoints = NpuSmiVnpuTable(npu_smi=fake.path), MemoryCheckpointStore()
+    table: VnpuTable = NpuSmiVnpuTable(npu_smi=fake.path)
+    counted: FakeNpuSmi | _Counted = fake
+    if dcmi:
+        host = StubHost.from_scenario("910B4_8npu", scratch / "dcmi")
+        host.vnpu = vnpu_offer_from("910B4")
+        host.write()
+        counted = _Counted(load(build_library()))
+        table = DcmiVnpuTable(dcmi=counted, offers=table)  # type: ignore[arg-type]
+    checkpoints = MemoryCheckpointStore()
     preparer = ClaimPreparer(
         cluster=cluster, cdi=MemoryCdiStore(), checkpoints=checkpoints,
         inventory=InventoryCache(VnpuProbe(hardware, table)), driver=DRIVER,
@@ -156,14 +190,17 @@ def _smi_node(scratch: Path) -> tuple[FakeNpuSmi, MemoryCluster, ClaimPreparer]:
     )  # fmt: skip
     preparer.repair()
     fake.set_delay(CALL_DELAY_S)
-    return fake, cluster, preparer
+    if dcmi:
+        host.call_delay_ms = round(CALL_DELAY_S * 1e3)
+        host.write()
+    return counted, cluster, preparer
 
 
-def _parallel(serial: bool) -> tuple[list[float], list[float], float, float]:
+def _parallel(serial: bool, dcmi: bool = False) -> tuple[list[float], list[float], float, float]:
     """8 prepares at once, then 8 unprepares, PARALLEL_ROUNDS times: their wall times, and the
-    npu-smi calls per vNPU of each (after the start, whose survey lists the chips once)."""
+    npu-smi (or DCMI) calls per vNPU of each (after the start, whose survey lists the chips)."""
     with tempfile.TemporaryDirectory() as scratch:
-        fake, cluster, preparer = _smi_node(Path(scratch))
+        fake, cluster, preparer = _node(Path(scratch), dcmi)
         node: contextlib.AbstractContextManager[object] = (
             threading.Lock() if serial else contextlib.nullcontext()
         )
@@ -207,16 +244,26 @@ def parallel_main() -> None:
         f"  before (ee7b93d, recorded): unprepare {_spread([v / 1e3 for v in unprepare_then])}; "
         f"{destroys_then:.1f} npu-smi calls per destroy"
     )
-    for label, serial in (("serial (one node lock)", True), ("after (per-chip locks)", False)):
-        prepare, unprepare, creates, destroys = _parallel(serial)
-        print(f"  {label}: prepare {_spread(prepare)}; {creates:.1f} npu-smi calls per create")
+    runs = (
+        ("serial (one node lock)", False, True),
+        ("after (per-chip locks)", False, False),
+        ("DCMI (per-chip locks)", True, False),
+    )
+    medians = {}
+    for label, dcmi, serial in runs:
+        prepare, unprepare, creates, destroys = _parallel(serial, dcmi=dcmi)
+        calls = "DCMI" if dcmi else "npu-smi"
+        print(f"  {label}: prepare {_spread(prepare)}; {creates:.1f} {calls} calls per create")
         print(
-            f"  {label}: unprepare {_spread(unprepare)}; {destroys:.1f} npu-smi calls per destroy"
+            f"  {label}: unprepare {_spread(unprepare)}; {destroys:.1f} {calls} calls per destroy"
         )
-    speedup = prepare_then[1] / (statistics.median(prepare) * 1e3)
-    print(f"  after vs before: prepare median {speedup:.1f}x faster")
-    speedup = unprepare_then[1] / (statistics.median(unprepare) * 1e3)
-    print(f"  after vs before: unprepare median {speedup:.1f}x faster")
+        medians[label.split()[0]] = (statistics.median(prepare), statistics.median(unprepare))
+    for label in ("after", "DCMI"):
+        prepare_s, unprepare_s = medians[label]
+        print(
+            f"  {label} vs before: prepare median {prepare_then[1] / (prepare_s * 1e3):.1f}x "
+            f"faster, unprepare median {unprepare_then[1] / (unprepare_s * 1e3):.1f}x faster"
+        )
 
 
 if __name__ == "__main__":
