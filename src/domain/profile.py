@@ -83,6 +83,7 @@ class DeviceProfile:
     memory_capacity: str  # which capacity holds the device memory
     visible_id: Callable[[Device], str]  # one entry of visible_devices_env
     real_backend: str  # the `--hardware` backend that finds this profile's devices
+    default_backend: str  # what an empty `--hardware` means (auto: the best that works here)
     other_backends: tuple[str, ...] = ()  # other real backends that find them too (dcmi)
     shared_nodes: tuple[SharedNode, ...] = ()
     env_with_mount: Mapping[str, tuple[str, ...]] = attrs.field(factory=dict)
@@ -186,6 +187,7 @@ ASCEND_NPU = DeviceProfile(
     memory_capacity="memCapacity",
     visible_id=lambda d: str(d.physical_id),
     real_backend="npu-smi",
+    default_backend="auto",
     other_backends=("dcmi",),
     shared_nodes=(
         SharedNode(
@@ -225,6 +227,7 @@ NVIDIA_GPU = DeviceProfile(
     memory_capacity="memory",
     visible_id=lambda d: d.uuid or str(d.logic_id),
     real_backend="nvml",
+    default_backend="nvml",
     shared_nodes=(
         SharedNode("nvidiactl", required=True),
         SharedNode("nvidia-uvm"),

@@ -49,7 +49,7 @@ def test_the_daemonset_args_are_flags_the_cli_parses_to_the_seed_settings() -> N
     assert str(parsed.registrar_dir) == "/var/lib/kubelet/plugins_registry"
     assert str(parsed.plugins_dir) == "/var/lib/kubelet/plugins"
     assert str(parsed.cdi_root) == "/var/run/cdi"
-    assert parsed.hardware == Hardware("npu_smi")
+    assert parsed.hardware == Hardware("auto")  # DCMI where libdcmi.so works, else npu-smi
     assert parsed.cluster == "kubernetes"
     assert parsed.kubeconfig == ""  # in-cluster: the pod's ServiceAccount token
 

@@ -68,7 +68,7 @@ def test_a_driver_name_given_wins_over_the_profiles(helm: Helm) -> None:
 def test_the_npu_profile_keeps_its_own_driver_mounts_and_nodes(helm: Helm) -> None:
     rendered = helm.template(values={"deviceProfile": "npu", "gpu": {"driverRoot": "/opt/x"}})
     parsed = kubelet_plugin_settings(rendered)
-    assert (parsed.driver_name, parsed.hardware) == ("npu.huawei.com", Hardware("npu_smi"))
+    assert (parsed.driver_name, parsed.hardware) == ("npu.huawei.com", Hardware("auto"))
     mounts = host_path_mounts(only(rendered, "DaemonSet"))
     assert "/driver-root" not in mounts
     assert mounts["/usr/local/Ascend"] == "/usr/local/Ascend"

@@ -49,7 +49,14 @@ def test_every_profile_is_served_by_the_backend_it_names_in_either_spelling() ->
         kind = hardware(profile.real_backend).kind  # the options' spelling: npu_smi
         assert backend_mismatch(kind, profile.name) is None
         assert backend_mismatch(profile.real_backend, profile.name) is None
-        assert defaults(device_profile=profile.name).hardware == Hardware(kind)
+        default = defaults(device_profile=profile.name).hardware
+        assert default == Hardware(hardware(profile.default_backend).kind)
+        assert backend_mismatch(default.kind, profile.name) is None
+
+
+def test_ascend_defaults_to_auto_and_nvidia_to_nvml() -> None:
+    assert defaults(device_profile="npu").hardware == Hardware("auto")
+    assert defaults(device_profile="gpu").hardware == Hardware("nvml")
 
 
 def test_the_options_offer_exactly_the_domains_profiles() -> None:

@@ -107,7 +107,9 @@ def auto_probe(
     timeout: float = 10.0,
     fault_table: FaultCodeTable | None = None,
 ) -> HardwareProbe:
-    """DCMI if libdcmi.so loads and dcmi_init succeeds now, else `npu_smi()`; logs which, once."""
+    """DCMI if libdcmi.so loads, dcmi_init succeeds and a first probe through it works now,
+    else `npu_smi()`; logs which, once. (The first probe is what a wrong library, or one whose
+    answers npu-dra cannot use, fails: falling back then costs a millisecond at start.)"""
     chosen = _dcmi(
         node=node,
         host=host,
@@ -121,7 +123,12 @@ def auto_probe(
     except ProbeError as error:
         log.info("--hardware auto: using npu-smi, DCMI did not start: %s", error)
         return npu_smi()
-    log.info("--hardware auto: using DCMI (libdcmi.so loaded and initialised)")
+    try:
+        chosen.probe()
+    except ProbeError as error:
+        log.warning("--hardware auto: using npu-smi, probing through DCMI failed: %s", error)
+        return npu_smi()
+    log.info("--hardware auto: using DCMI (libdcmi.so loaded, initialised and probed)")
     return chosen
 
 

@@ -113,7 +113,8 @@ def _switch_from_env(option: Option, text: str) -> bool:
 
 
 def resolved(settings: Settings) -> Settings:
-    """Fill in what the profile decides: its driver name and its real backend."""
+    """Fill in what the profile decides: its driver name and its default backend (Ascend:
+    auto, DCMI where libdcmi.so works, else npu-smi; NVIDIA: nvml)."""
     from npu_dra.domain.profile import backend_mismatch, profile_named
 
     profile = profile_named(settings.device_profile)
@@ -121,7 +122,7 @@ def resolved(settings: Settings) -> Settings:
     if not settings.driver_name:
         changes["driver_name"] = profile.default_driver
     if not settings.hardware.kind:
-        changes["hardware"] = hardware(profile.real_backend)
+        changes["hardware"] = hardware(profile.default_backend)
     if not settings.log_level:
         changes["log_level"] = "info"
     mismatch = backend_mismatch(changes.get("hardware", settings.hardware).kind, profile.name)

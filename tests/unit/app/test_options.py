@@ -61,7 +61,7 @@ def test_kubelet_plugin_defaults_match_the_daemonset_and_the_go_helper() -> None
         plugins_dir=Path("/var/lib/kubelet/plugins"),
         log_level="info",
     )
-    assert (settings.driver_name, settings.hardware) == ("npu.huawei.com", Hardware("npu_smi"))
+    assert (settings.driver_name, settings.hardware) == ("npu.huawei.com", Hardware("auto"))
     assert (settings.healthcheck_port, settings.cluster, settings.kubeconfig) == (
         -1,
         "kubernetes",

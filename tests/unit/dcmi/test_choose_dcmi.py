@@ -55,6 +55,20 @@ def test_auto_falls_back_to_npu_smi_saying_why(
     assert why in caplog.text
 
 
+def test_auto_falls_back_when_the_first_dcmi_probe_fails(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A library that starts but answers what npu-dra cannot use (here: an error count out of
+    range) is not used: npu-smi serves, and the warning says why."""
+    host = StubHost.from_scenario("310P3_300IDuo_3cards", tmp_path)
+    host.set_error_count(100_000)
+    with caplog.at_level(logging.INFO):
+        chosen = _auto(host, build_library())
+    assert isinstance(chosen, NpuSmiProbe)
+    assert "--hardware auto: using npu-smi, probing through DCMI failed" in caplog.text
+    assert "error count" in caplog.text
+
+
 def test_dcmi_refuses_the_gpu_profile(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="gpu"):
         dcmi_probe(node=NODE, host=AscendHostPaths(), profile="gpu")

@@ -35,7 +35,7 @@ def test_every_env_var_is_one_the_flags_read_and_they_parse() -> None:
     parser = argparse.ArgumentParser()
     add_options(parser, "device-plugin", env)
     config = settings_from(parser.parse_args([]))
-    assert config.hardware == Hardware("npu_smi")
+    assert config.hardware == Hardware("auto")
     assert not config.cdi_enabled
 
 
