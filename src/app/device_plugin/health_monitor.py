@@ -6,6 +6,8 @@ probed every interval and each family's board gets the fresh list; a board wakes
 only when its list changed. A device that vanishes from the probe (a card that dropped off the
 bus) stays listed as Unhealthy: removing it would let the kubelet forget pods already using it.
 A failed probe keeps the last lists, since one npu-smi hiccup must not take every chip away.
+Hardware that announces faults (a FaultNotifier: DCMI's fault events) is probed at once on each
+announcement; the interval's probe stays as the fallback.
 """
 
 import logging
@@ -18,7 +20,7 @@ from npu_dra.adapters.grpc.device_plugin.board import DeviceBoard
 from npu_dra.domain.classic_resources import by_family
 from npu_dra.domain.device import Device, Health
 from npu_dra.domain.errors import DomainError
-from npu_dra.domain.ports import HardwareProbe
+from npu_dra.domain.ports import FaultNotifier, HardwareProbe
 
 log = logging.getLogger(__name__)
 
@@ -31,6 +33,7 @@ class HealthMonitor:
         self._boards = boards
         self.interval = interval
         self._known = {family: board.devices() for family, board in boards.items()}
+        self._wake = threading.Event()
 
     def tick(self) -> None:
         """Probe once and publish each family's list; a probe error is logged, not raised."""
@@ -47,8 +50,19 @@ class HealthMonitor:
             if board.publish(devices):
                 _log_health(family, devices)
 
+    def wake(self) -> None:
+        """Probe now (a fault was announced), or notice `stop` now; safe from any thread."""
+        self._wake.set()
+
     def run(self, stop: threading.Event) -> None:
-        while not stop.wait(self.interval):
+        """Probe every interval, and at once when woken, until `stop` is set (then `wake()`)."""
+        if isinstance(self._probe, FaultNotifier):
+            self._probe.subscribe_faults(self.wake)
+        while not stop.is_set():
+            self._wake.wait(self.interval)
+            self._wake.clear()
+            if stop.is_set():
+                return
             self.tick()
 
 

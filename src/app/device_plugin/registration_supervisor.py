@@ -115,6 +115,7 @@ class DevicePluginRuntime:
 
     def stop(self) -> None:
         self._stop.set()
+        self._health.wake()
         for thread in self._threads:
             thread.join()
         self._threads.clear()

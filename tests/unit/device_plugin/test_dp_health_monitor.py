@@ -1,5 +1,7 @@
 """The health loop publishes fresh lists per family and never drops a device it once listed."""
 
+import threading
+from collections.abc import Callable
 from typing import Any
 
 from npu_dra.adapters.grpc.device_plugin.board import DeviceBoard
@@ -7,6 +9,7 @@ from npu_dra.adapters.hardware.fake import FakeHardware
 from npu_dra.app.device_plugin.health_monitor import HealthMonitor, by_family
 from npu_dra.domain.device import Health
 from npu_dra.domain.ids import NodeName
+from tests.support.controlplane import wait_for
 
 
 def loop_over(description: dict[str, Any]) -> tuple[FakeHardware, DeviceBoard, HealthMonitor]:
@@ -55,3 +58,29 @@ def test_a_failed_probe_keeps_the_last_list() -> None:
 def test_devices_are_grouped_by_chip_family() -> None:
     hardware = FakeHardware({"chip": "310P3", "count": 2}, node=NodeName("n"))
     assert list(by_family(hardware.probe().devices)) == ["Ascend310P"]
+
+
+class Announcing(FakeHardware):
+    """Fake chips that announce a health change as it is made, as DCMI's fault events do."""
+
+    def subscribe_faults(self, on_fault: Callable[[], None]) -> bool:
+        self.on_fault = on_fault
+        return True
+
+
+def test_an_announced_fault_is_published_without_waiting_for_the_interval() -> None:
+    hardware = Announcing({"chip": "910B4", "count": 2}, node=NodeName("node-a"))
+    board = DeviceBoard(by_family(hardware.probe().devices)["Ascend910"])
+    loop, stop = HealthMonitor(hardware, {"Ascend910": board}, interval=3600), threading.Event()
+    runner = threading.Thread(target=loop.run, args=(stop,))
+    runner.start()
+    try:
+        wait_for(lambda: hasattr(hardware, "on_fault"), timeout=10, what="the subscription")
+        hardware.set_health(1, Health.CRITICAL)
+        hardware.on_fault()
+        wait_for(lambda: health_of(board)["npu-1"] is Health.CRITICAL, timeout=10, what="Critical")
+    finally:
+        stop.set()
+        loop.wake()
+        runner.join(timeout=10)
+    assert not runner.is_alive(), "the loop did not stop when woken"
