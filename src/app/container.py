@@ -26,6 +26,7 @@ from npu_dra.app.services.inventory import InventoryCache
 from npu_dra.app.services.maintainer import PoolMaintainer, maintained_pool
 from npu_dra.app.services.preparer import ClaimPreparer
 from npu_dra.app.services.publisher import PoolPublisher
+from npu_dra.app.services.shared import shared_if_seamless
 from npu_dra.app.services.vnpu import vnpu_service_for
 from npu_dra.app.wiring.cluster import (
     kube_api,
@@ -37,10 +38,12 @@ from npu_dra.app.wiring.cluster import (
 from npu_dra.app.wiring.device_plugin import running_device_plugin, running_device_plugin_metrics
 from npu_dra.app.wiring.hardware import hardware_probe, vnpu_layout_probe, vnpu_table
 from npu_dra.app.wiring.kubelet_plugin import (
+    instance_lock,
     registration_state,
     running_liveness,
     running_metrics,
     running_plugin_sockets,
+    this_instance,
 )
 from npu_dra.app.wiring.node import (
     cdi_files,
@@ -133,7 +136,13 @@ class NodeContainer(containers.DeclarativeContainer):
     # Built only on the plugins' paths (the simulation never asks for them).
     event_sink = providers.Singleton(EventSink, event_recorder)
     event_worker = providers.Resource(running_sink, event_sink)
-    reporting_preparer = providers.Singleton(ClaimFailureEvents, preparer, event_sink)
+    # Which instance this plugin is on its node: its socket names, and whether another instance
+    # shares its state (seamless upgrades, app/kubelet_plugin/instance.py).
+    instance = providers.Singleton(this_instance, settings, node_directory)
+    claims = providers.Singleton(
+        shared_if_seamless, preparer, providers.Singleton(instance_lock, settings, instance)
+    )
+    reporting_preparer = providers.Singleton(ClaimFailureEvents, claims, event_sink)
     counted = providers.Singleton(served_metrics, settings, metrics.provider)
     metered_preparer = providers.Singleton(metered, reporting_preparer, counted)
     maintainer = providers.Singleton(
@@ -164,6 +173,7 @@ class NodeContainer(containers.DeclarativeContainer):
         preparer=metered_preparer,
         inventory=inventory,
         state=registration,
+        instance=instance,
     )
     liveness_server = providers.Resource(
         running_liveness,
@@ -171,6 +181,7 @@ class NodeContainer(containers.DeclarativeContainer):
         state=registration,
         serving=plugin_server,
         maintainer=maintainer,
+        instance=instance,
     )
     metrics_server = providers.Resource(
         running_metrics,

@@ -61,9 +61,15 @@ class ClusterApi(Protocol):
 
 
 class NodeDirectory(Protocol):
-    """Whether the API server knows a Node (a plugin given a wrong --node-name is not ready)."""
+    """Whether the API server knows a Node (a plugin given a wrong --node-name is not ready),
+    and which kubelet runs there (seamless upgrades need one that is 1.33 or newer)."""
 
     def node_exists(self, *, node: NodeName) -> bool: ...
+
+    def kubelet_version(self, *, node: NodeName) -> str | None:
+        """The Node's status.nodeInfo.kubeletVersion ("" while it reports none); None when the
+        API server has no such Node."""
+        ...
 
 
 @runtime_checkable

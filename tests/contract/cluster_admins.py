@@ -12,7 +12,7 @@ from typing import Any, Protocol
 from kubernetes import client
 
 from npu_dra.adapters.cluster.memory import MemoryCluster
-from npu_dra.domain.ports import ClusterApi, SliceWatcher
+from npu_dra.domain.ports import ClusterApi, NodeDirectory, SliceWatcher
 from tests.support.controlplane import ControlPlane
 
 WAIT_S = 10.0
@@ -26,7 +26,7 @@ class Admin(Protocol):
     def stored_slices(self, driver: str) -> list[dict[str, Any]]: ...
 
 
-class Cluster(ClusterApi, SliceWatcher, Protocol): ...
+class Cluster(ClusterApi, SliceWatcher, NodeDirectory, Protocol): ...
 
 
 class MemoryAdmin:

@@ -347,3 +347,11 @@ def test_a_node_exists_once_registered_and_not_before(
     assert cluster.node_exists(node=node) is False  # a mistyped --node-name
     admin.create_node(node)
     assert cluster.node_exists(node=node) is True
+
+
+def test_the_kubelet_version_is_none_without_a_node_and_empty_until_reported(
+    cluster: Cluster, admin: Admin, node: NodeName
+) -> None:
+    assert cluster.kubelet_version(node=node) is None
+    admin.create_node(node)
+    assert cluster.kubelet_version(node=node) == ""  # no kubelet has reported its status

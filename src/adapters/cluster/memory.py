@@ -269,6 +269,12 @@ class MemoryCluster:
     def node_exists(self, *, node: NodeName) -> bool:
         return self.get("Node", node) is not None
 
+    def kubelet_version(self, *, node: NodeName) -> str | None:
+        found = self.get("Node", node)
+        if found is None:
+            return None
+        return str(found.get("status", {}).get("nodeInfo", {}).get("kubeletVersion", ""))
+
     def _node_owner(self, node: NodeName) -> dict[str, Any] | None:
         found = self.get("Node", node)
         return node_owner(node, found["metadata"]["uid"]) if found else None

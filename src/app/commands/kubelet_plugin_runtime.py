@@ -74,7 +74,7 @@ class KubeletPlugin:
         if liveness is not None:
             log.info("liveness on port %d", liveness.port)
         self._reconcile = HardwareReconcile(
-            attempt=self._node.preparer().repair_hardware,
+            attempt=self._node.claims().repair_hardware,
             what="vNPU reconcile" if self._node.vnpu_table() is not None else "CDI spec check",
             node=self._node.node_name(),
             events=self._node.event_sink(),
@@ -134,7 +134,7 @@ class KubeletPlugin:
     def _restore(self) -> None:
         """The repair that needs no hardware (restart_repair.before_serving)."""
         try:
-            report = self._node.preparer().repair_state()
+            report = self._node.claims().repair_state()
         except StateError as error:
             raise StartupError(
                 f"{error}; nothing was overwritten: repair or move it aside"

@@ -3,8 +3,22 @@ specs go, how the classic device plugin names and mounts what it serves, and whi
 both plugins' containers get.
 """
 
+import argparse
+import re
+
 from npu_dra.app.options.option import Option, directory
 from npu_dra.app.options.values import driver_mounts, one_of, resource_names, switch
+
+POD_UID = re.compile(r"[0-9a-fA-F-]{1,64}")  # a Kubernetes UID (RFC 4122 text): it names files
+SEAMLESS_UPGRADE_MODES = ("auto", "on", "off")
+
+
+def pod_uid(text: str) -> str:
+    """`--pod-uid`: the plugin pod's metadata.uid (downward API), or empty."""
+    if text and not POD_UID.fullmatch(text):
+        raise argparse.ArgumentTypeError(f"{text[:80]!r}: not a pod UID (hex digits and dashes)")
+    return text.lower()
+
 
 # domain/profile.py's RUNTIME_IDS (the rule and its sources), spelled here so `--help` needs no
 # domain import; a unit test keeps the two equal.
@@ -17,6 +31,29 @@ RUNTIME_VISIBLE_DEVICES = Option(
     one_of(RUNTIME_VISIBLE_DEVICES_MODES),
     "RUNTIME_VISIBLE_DEVICES",
     "MODE",
+)
+
+UPGRADE = (
+    Option(
+        "pod_uid",
+        ("--pod-uid",),
+        "this plugin pod's UID (downward API metadata.uid): names its sockets for seamless "
+        "upgrades",
+        "",
+        pod_uid,
+        "POD_UID",
+        "UID",
+    ),
+    Option(
+        "seamless_upgrade",
+        ("--seamless-upgrade",),
+        "sockets named per pod (--pod-uid), so an old and a new plugin pod serve side by side "
+        "during an upgrade: auto (when the kubelet is 1.33 or newer), on, or off",
+        "auto",
+        one_of(SEAMLESS_UPGRADE_MODES),
+        "SEAMLESS_UPGRADE",
+        "MODE",
+    ),
 )
 
 KUBELET = (

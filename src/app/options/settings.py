@@ -49,6 +49,8 @@ class Settings:
     cdi_root: Path
     registrar_dir: Path
     plugins_dir: Path
+    pod_uid: str
+    seamless_upgrade: str
     healthcheck_port: int
     kubeconfig: str
     cluster: str

@@ -11,7 +11,12 @@ import os
 from collections.abc import Mapping
 
 from npu_dra.app.options.cluster import CLUSTER
-from npu_dra.app.options.kubelet import DEVICE_PLUGIN, KUBELET, RUNTIME_VISIBLE_DEVICES
+from npu_dra.app.options.kubelet import (
+    DEVICE_PLUGIN,
+    KUBELET,
+    RUNTIME_VISIBLE_DEVICES,
+    UPGRADE,
+)
 from npu_dra.app.options.node import HOST_PATHS, NODE
 from npu_dra.app.options.observability import LOGGING, PORTS
 from npu_dra.app.options.option import Option
@@ -23,6 +28,7 @@ OPTIONS: Mapping[str, Option] = {
         *NODE,
         *HOST_PATHS,
         *KUBELET,
+        *UPGRADE,
         *DEVICE_PLUGIN,
         RUNTIME_VISIBLE_DEVICES,
         *CLUSTER,
@@ -43,6 +49,7 @@ COMMANDS: Mapping[str, tuple[str, ...]] = {
     "kubelet-plugin": (
         *_HARDWARE,
         *("registrar_dir", "plugins_dir", "cdi_root", "healthcheck_port", "kubeconfig"),
+        *("pod_uid", "seamless_upgrade"),
         *("cluster", "health_interval", "claim_fetch_timeout", "vnpu"),
         *("metrics_port", "device_taints", "taint_effects", "runtime_visible_devices"),
         "fault_codes",

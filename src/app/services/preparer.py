@@ -19,9 +19,8 @@ Contracts:
   (see inflight): a prepare the kubelet gave up on never leaves a claim prepared behind it.
 - A UID is only answered for the namespace/name it was prepared under; another identity gets
   an error and changes nothing.
-- No hardware probe runs under the state lock: idempotent prepares and unprepares use the known
-  inventory (or fail at once where a spec or a vNPU needs one before it answered); a new
-  claim's prepare asks for the first inventory before the lock.
+- No probe under the state lock: idempotent calls use the known inventory (or fail at once where a
+  spec or vNPU needs one first); a new claim probes before. A second instance: services/shared.
 """
 
 import logging
@@ -149,15 +148,17 @@ class ClaimPreparer:
         return self._repairs.with_hardware()
 
     def _checkpoint(self) -> Checkpoint:
-        """The current checkpoint (holding the lock), read from the store on first use only:
-        every change goes through this process, so memory is ahead of the disk, never behind."""
+        """The checkpoint (holding the lock): memory is ahead of the disk, never behind."""
         if not self._loaded:
             self._state.reset(self._checkpoints.load())
             self._loaded = True
         return self._state.current
 
-    def _reload(self) -> Checkpoint:
-        """The checkpoint read again from the store (holding the lock; at start only)."""
+    def reread(self) -> None:  # another plugin instance may have changed it (services/shared)
+        with self._lock:
+            self._reload()
+
+    def _reload(self) -> Checkpoint:  # read again from the store (holding the lock)
         self._loaded = False
         return self._checkpoint()
 

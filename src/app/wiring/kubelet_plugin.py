@@ -3,13 +3,16 @@ gRPC server), the liveness port that calls them, and /metrics. Each is a resourc
 first asked for and stops on shutdown."""
 
 from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from npu_dra.app.kubelet_plugin.instance import LOCK_FILE, PluginInstance, plugin_instance
 from npu_dra.app.options import Settings
 from npu_dra.app.services.inventory import InventoryCache
 from npu_dra.app.wiring.node import plugin_data_dir
-from npu_dra.domain.ports import CheckpointStore, NodeClaims
+from npu_dra.domain.ids import NodeName
+from npu_dra.domain.ports import CheckpointStore, NodeClaims, NodeDirectory
 
 if TYPE_CHECKING:
     from npu_dra.adapters.grpc.liveness_server import LivenessServer
@@ -25,15 +28,32 @@ def registration_state() -> "RegistrationState":
     return RegistrationState()
 
 
-def dra_socket(settings: Settings) -> Path:
-    """`<kubelet plugins dir>/<driver>/dra.sock`, the endpoint the registration announces."""
-    return plugin_data_dir(settings) / "dra.sock"
+def this_instance(settings: Settings, nodes: NodeDirectory | None) -> PluginInstance:
+    """Which instance this plugin is on its node (`--seamless-upgrade`, `--pod-uid`)."""
+    node = NodeName(settings.node_name)
+    version = (lambda: nodes.kubelet_version(node=node)) if nodes is not None else None
+    return plugin_instance(settings.seamless_upgrade, settings.pod_uid, version)
 
 
-def registration_socket(settings: Settings) -> Path:
-    from npu_dra.adapters.grpc.registration_server import registration_socket as socket_in
+def instance_lock(
+    settings: Settings, instance: PluginInstance
+) -> AbstractContextManager[object] | None:
+    """The lock two instances' state changes share (`serialize.lock` in the data dir), where
+    another instance may serve beside this one; None where it is alone."""
+    if not instance.seamless:
+        return None
+    from npu_dra.adapters.instance_lock import InstanceLock
 
-    return socket_in(settings.registrar_dir, settings.driver_name)
+    return InstanceLock(plugin_data_dir(settings) / LOCK_FILE)
+
+
+def dra_socket(settings: Settings, instance: PluginInstance) -> Path:
+    """`<kubelet plugins dir>/<driver>/dra[-<pod uid>].sock`, announced by the registration."""
+    return plugin_data_dir(settings) / instance.dra_socket_name()
+
+
+def registration_socket(settings: Settings, instance: PluginInstance) -> Path:
+    return settings.registrar_dir / instance.registration_socket_name(settings.driver_name)
 
 
 def running_plugin_sockets(
@@ -42,13 +62,14 @@ def running_plugin_sockets(
     preparer: NodeClaims,
     inventory: InventoryCache,
     state: "RegistrationState",
+    instance: PluginInstance,
 ) -> Iterator["UnixGrpcServer"]:
     """The DRA socket and the registration socket announcing it, on one gRPC server."""
     from npu_dra.app.kubelet_plugin.servers import serve_plugin_sockets
 
     yield from serve_plugin_sockets(
-        dra_socket=dra_socket(settings),
-        registration_socket=registration_socket(settings),
+        dra_socket=dra_socket(settings, instance),
+        registration_socket=registration_socket(settings, instance),
         driver=settings.driver_name,
         preparer=preparer,
         inventory=inventory,
@@ -62,13 +83,14 @@ def running_liveness(
     state: "RegistrationState",
     serving: "UnixGrpcServer",
     maintainer: "PoolMaintainer",
+    instance: PluginInstance,
 ) -> Iterator["LivenessServer | None"]:
     from npu_dra.app.kubelet_plugin.servers import serve_liveness
 
     yield from serve_liveness(
         host=settings.healthcheck_host,
         port=settings.healthcheck_port,
-        registration=registration_socket(settings),
+        registration=registration_socket(settings, instance),
         dra=serving.path,
         state=state,
         readiness=maintainer.readiness_problem,

@@ -211,14 +211,18 @@ class KubeCluster:
             raise
 
     def node_exists(self, *, node: NodeName) -> bool:
-        def fetch(deadline: Deadline) -> bool:
+        return self.kubelet_version(node=node) is not None
+
+    def kubelet_version(self, *, node: NodeName) -> str | None:
+        def fetch(deadline: Deadline) -> str | None:
             try:
-                self._read_node(node, deadline.timeout())
+                found = self._read_node(node, deadline.timeout())
             except ApiException as error:
                 if error.status == 404:
-                    return False
+                    return None
                 raise
-            return True
+            status = found.get("status") or {}
+            return str((status.get("nodeInfo") or {}).get("kubeletVersion") or "")
 
         return with_retries(
             f"reading Node {node}",

@@ -1,0 +1,135 @@
+"""Two plugin instances on one node (a seamless upgrade) over one data directory: with the
+instance lock and a fresh read of the checkpoint per call, a claim prepared through one is
+unprepared through the other, and neither loses what the other saved."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+from npu_dra.adapters.cdi.files import FileCdiStore
+from npu_dra.adapters.checkpoint.files import FileCheckpointStore
+from npu_dra.adapters.cluster.memory import MemoryCluster
+from npu_dra.adapters.hardware.fake import FakeHardware
+from npu_dra.adapters.instance_lock import InstanceLock
+from npu_dra.app.services.inventory import InventoryCache
+from npu_dra.app.services.preparer import ClaimPreparer
+from npu_dra.app.services.shared import SharedState, shared_if_seamless
+from npu_dra.domain.claims import Allocation, AllocationResult, ClaimRef
+from npu_dra.domain.errors import StateError
+from npu_dra.domain.ids import (
+    ClaimName,
+    DeviceName,
+    DriverName,
+    Namespace,
+    NodeName,
+    PoolName,
+    RequestName,
+)
+from npu_dra.domain.profile import ASCEND_NPU
+
+NODE, DRIVER = NodeName("n1"), DriverName("npu.huawei.com")
+
+
+def claim(cluster: MemoryCluster, name: str, device: str) -> ClaimRef:
+    created = cluster.create(
+        {
+            "apiVersion": "resource.k8s.io/v1",
+            "kind": "ResourceClaim",
+            "metadata": {"name": name, "namespace": "default"},
+            "spec": {
+                "devices": {"requests": [{"name": "npu", "exactly": {"deviceClassName": "n"}}]}
+            },
+        }
+    )
+    ref = ClaimRef(Namespace("default"), ClaimName(name), created["metadata"]["uid"])
+    result = AllocationResult(RequestName("npu"), DRIVER, PoolName(NODE), DeviceName(device))
+    cluster.set_allocation(ref, Allocation((result,), NODE))
+    return ref
+
+
+def instance(data: Path, cluster: MemoryCluster, *, shared: bool) -> ClaimPreparer | SharedState:
+    """One plugin process's preparer over the node's data directory and CDI directory."""
+    preparer = ClaimPreparer(
+        cluster=cluster,
+        cdi=FileCdiStore(data / "cdi", driver=DRIVER, cdi_class=ASCEND_NPU.cdi_class),
+        checkpoints=FileCheckpointStore(data / "checkpoint.json"),
+        inventory=InventoryCache(FakeHardware({"chip": "910B4", "count": 8}, node=NODE)),
+        driver=DRIVER,
+        profile=ASCEND_NPU,
+    )
+    return shared_if_seamless(preparer, InstanceLock(data / "serialize.lock") if shared else None)
+
+
+def interleave(data: Path, *, shared: bool) -> set[str]:
+    """Old and new instance take turns, as the kubelet may send them calls during an upgrade;
+    the claim names the checkpoint holds afterwards, as a third reader sees it."""
+    cluster = MemoryCluster()
+    old, new = instance(data, cluster, shared=shared), instance(data, cluster, shared=shared)
+    refs = {name: claim(cluster, name, f"npu-{i}") for i, name in enumerate("abcdef")}
+    old.prepare([refs["a"]])
+    old.prepare([refs["b"]])  # the old instance has read and saved twice
+    new.prepare([refs["c"]])
+    old.prepare([refs["d"]])
+    new.unprepare([refs["a"]])  # prepared through the old one
+    old.prepare([refs["e"]])
+    new.prepare([refs["f"]])
+    old.unprepare([refs["b"]])
+    return {
+        c.ref.name for c in FileCheckpointStore(data / "checkpoint.json").load().claims.values()
+    }
+
+
+def test_two_instances_sharing_state_lose_nothing(tmp_path: Path) -> None:
+    assert interleave(tmp_path, shared=True) == {"c", "d", "e", "f"}
+    specs = {p.name for p in (tmp_path / "cdi").iterdir()}
+    assert len(specs) == 4, specs  # a, b unprepared: their specs gone, the other four kept
+
+
+def test_without_the_shared_state_the_instances_lose_each_others_claims(tmp_path: Path) -> None:
+    """Why SharedState exists: each instance's memory is behind the other's saves."""
+    assert interleave(tmp_path, shared=False) != {"c", "d", "e", "f"}
+
+
+def test_alone_the_preparer_is_not_wrapped(tmp_path: Path) -> None:
+    assert isinstance(instance(tmp_path, MemoryCluster(), shared=False), ClaimPreparer)
+
+
+HOLDER = """
+import sys, time
+from pathlib import Path
+from npu_dra.adapters.instance_lock import InstanceLock
+with InstanceLock(Path(sys.argv[1])):
+    Path(sys.argv[2]).write_text("held")
+    time.sleep(1.0)
+    Path(sys.argv[2]).write_text("released")
+"""
+
+
+def test_the_lock_holds_off_another_process_until_it_is_released(tmp_path: Path) -> None:
+    marker = tmp_path / "marker"
+    holder = subprocess.Popen(
+        [sys.executable, "-c", textwrap.dedent(HOLDER), str(tmp_path / "lock"), str(marker)]
+    )
+    try:
+        deadline = time.monotonic() + 30
+        while not marker.exists() and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert marker.exists(), "the other process never took the lock"
+        with InstanceLock(tmp_path / "lock"):
+            assert marker.read_text() == "released"
+    finally:
+        holder.wait(timeout=30)
+    assert holder.returncode == 0
+
+
+def test_a_lock_path_that_is_a_link_is_refused(tmp_path: Path) -> None:
+    (tmp_path / "elsewhere").write_text("")
+    (tmp_path / "lock").symlink_to(tmp_path / "elsewhere")
+    with pytest.raises(StateError, match=r"instance lock .*lock"), InstanceLock(tmp_path / "lock"):
+        pass
