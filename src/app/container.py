@@ -40,6 +40,7 @@ from npu_dra.app.wiring.hardware import hardware_probe, vnpu_layout_probe, vnpu_
 from npu_dra.app.wiring.kubelet_plugin import (
     instance_lock,
     registration_state,
+    remove_dead_instances,
     running_liveness,
     running_metrics,
     running_plugin_sockets,
@@ -167,6 +168,7 @@ class NodeContainer(containers.DeclarativeContainer):
         hardware=hardware,
     )
     registration = providers.Singleton(registration_state)
+    dead_instances_removed = providers.Callable(remove_dead_instances, settings, instance)
     plugin_server = providers.Resource(
         running_plugin_sockets,
         settings=settings,

@@ -65,6 +65,7 @@ class KubeletPlugin:
             # The DRA and registration sockets, on one server: the kubelet dials the DRA
             # endpoint as soon as it sees the registration socket, and finds it answering.
             self._node.plugin_server()
+            self._node.dead_instances_removed()
             liveness = self._node.liveness_server()
             self._node.event_worker()
             self._node.metrics_server()

@@ -47,6 +47,21 @@ def instance_lock(
     return InstanceLock(plugin_data_dir(settings) / LOCK_FILE)
 
 
+def remove_dead_instances(settings: Settings, instance: PluginInstance) -> None:
+    """Where instances have sockets of their own, those of instances that died (SIGKILL, power)
+    and that nobody will overwrite: removed once this one serves (adapters/grpc/dead_sockets)."""
+    if not instance.seamless:
+        return
+    from npu_dra.adapters.grpc.dead_sockets import remove_dead_sockets
+
+    driver = settings.driver_name
+    registration = [f"{driver}-*-reg.sock", f"{driver}-reg.sock"]
+    own = registration_socket(settings, instance)
+    remove_dead_sockets(settings.registrar_dir, registration, keep=[own])
+    own = dra_socket(settings, instance)
+    remove_dead_sockets(plugin_data_dir(settings), ["dra-*.sock", "dra.sock"], keep=[own])
+
+
 def dra_socket(settings: Settings, instance: PluginInstance) -> Path:
     """`<kubelet plugins dir>/<driver>/dra[-<pod uid>].sock`, announced by the registration."""
     return plugin_data_dir(settings) / instance.dra_socket_name()
