@@ -94,10 +94,14 @@ def test_the_readiness_probe_asks_the_plugins_readiness_service_on_the_same_port
     assert (probe["port"], probe["service"]) == (settings().healthcheck_port, READINESS_SERVICE)
 
 
-def test_a_rolling_update_never_runs_two_plugin_pods_on_a_node() -> None:
+def test_a_rolling_update_starts_the_new_plugin_pod_beside_the_old_one() -> None:
+    """A surge, never a gap: each plugin pod names its sockets after its UID (POD_UID)."""
     strategy = daemonset()["spec"]["updateStrategy"]
     assert strategy["type"] == "RollingUpdate"
-    assert strategy["rollingUpdate"] == {"maxUnavailable": 1, "maxSurge": 0}
+    assert strategy["rollingUpdate"] == {"maxUnavailable": 0, "maxSurge": 1}
+    env = {e["name"]: e for e in container(daemonset())["env"]}
+    assert env["POD_UID"]["valueFrom"] == {"fieldRef": {"fieldPath": "metadata.uid"}}
+    assert env["SEAMLESS_UPGRADE"]["value"] == "auto"
 
 
 def test_resources_are_requested_and_memory_is_limited() -> None:

@@ -63,7 +63,7 @@ def test_the_release_name_and_namespace_do_not_change_the_default_objects(helm: 
         ("hardware=nvidia-smi", "/hardware"),
         ("cdiRoot=etc/cdi", "/cdiRoot"),
         ("driverName=NPU_Huawei", "/driverName"),
-        ("updateStrategy.rollingUpdate.maxSurge=1", "/updateStrategy/rollingUpdate/maxSurge"),
+        ("seamlessUpgrade=sometimes", "/seamlessUpgrade"),
         ("healthCheckPort=1", "healthCheckPort"),  # a typo is an error, not an ignored value
         ("devicePlugin.driverMounts[0]=relative", "/devicePlugin/driverMounts/0"),
     ],
@@ -136,6 +136,19 @@ def test_healthcheck_port_minus_one_renders_no_probe(helm: Helm) -> None:
     assert "readinessProbe" not in spec
     assert "ports" not in spec
     assert kubelet_plugin_settings(rendered).healthcheck_port == -1
+
+
+def test_extra_env_and_the_upgrade_mode_reach_the_plugins_container(helm: Helm) -> None:
+    rendered = helm.template(
+        values={
+            "extraEnv": [{"name": "HTTPS_PROXY", "value": "http://proxy:3128"}],
+            "seamlessUpgrade": "off",
+        }
+    )
+    env = {e["name"]: e for e in container(only(rendered, "DaemonSet"))["env"]}
+    assert env["HTTPS_PROXY"]["value"] == "http://proxy:3128"
+    assert env["SEAMLESS_UPGRADE"]["value"] == "off"
+    assert env["POD_UID"]["valueFrom"]["fieldRef"]["fieldPath"] == "metadata.uid"
 
 
 def test_in_the_release_namespace_every_name_follows(helm: Helm) -> None:

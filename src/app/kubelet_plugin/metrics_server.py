@@ -5,7 +5,9 @@ health, registration verdict, prepared claims) are read from the objects that ho
 when Prometheus scrapes, so nothing has to remember to update them.
 """
 
+import errno
 import logging
+import threading
 from collections.abc import Iterator
 from wsgiref.simple_server import WSGIServer
 
@@ -19,6 +21,7 @@ from npu_dra.app.services.inventory import InventoryCache
 from npu_dra.domain.ports import CheckpointStore
 
 log = logging.getLogger(__name__)
+RETRY_BIND_S = 2.0
 
 
 def registered(state: RegistrationState) -> float:
@@ -57,10 +60,44 @@ def serve_metrics(
             lambda: float(len(checkpoints.load().claims)),
         )
     )
-    server = metrics.serve(port, host)
-    log.info("metrics on port %d", server.server_port)
+    holder = _Bound(metrics, port, host)
     try:
-        yield server
+        yield holder.server
     finally:
-        server.shutdown()
-        server.server_close()
+        holder.close()
+
+
+class _Bound:
+    """The metrics server, or (while another plugin instance of this node holds the port: a
+    seamless upgrade on the host network) a thread that binds it once that instance is gone."""
+
+    def __init__(self, metrics: PrometheusMetrics, port: int, host: str) -> None:
+        self._metrics, self._port, self._host = metrics, port, host
+        self._stop, self._lock = threading.Event(), threading.Lock()
+        self.server: WSGIServer | None = None
+        if not self._try():
+            log.warning("metrics port %d is in use (another plugin instance?): retrying", port)
+            threading.Thread(target=self._retry, name="metrics-bind", daemon=True).start()
+
+    def _try(self) -> bool:
+        try:
+            self.server = self._metrics.serve(self._port, self._host)
+        except OSError as error:
+            if error.errno != errno.EADDRINUSE:
+                raise
+            return False
+        log.info("metrics on port %d", self.server.server_port)
+        return True
+
+    def _retry(self) -> None:
+        while not self._stop.wait(RETRY_BIND_S):
+            with self._lock:
+                if self._stop.is_set() or self._try():
+                    return
+
+    def close(self) -> None:
+        with self._lock:
+            self._stop.set()
+        if self.server is not None:
+            self.server.shutdown()
+            self.server.server_close()

@@ -5,6 +5,7 @@ reason word, and device health, registration and prepared claims are read as the
 from __future__ import annotations
 
 import threading
+import time
 import urllib.request
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -94,3 +95,47 @@ def test_metrics_scraped_during_a_prepare_storm_count_every_call(
 
 def test_metrics_are_off_unless_a_port_is_given(node: Node) -> None:
     assert node.container.node.metrics_server() is None
+
+
+def test_a_metrics_port_in_use_is_bound_once_the_other_instance_lets_go(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Two plugin pods on one host network during a seamless upgrade: the new one serves, and
+    takes the metrics port when the old one has gone, instead of failing to start."""
+    import socket
+
+    from npu_dra.adapters.checkpoint.memory import MemoryCheckpointStore
+    from npu_dra.adapters.grpc.registration_server import RegistrationState
+    from npu_dra.adapters.hardware.fake import FakeHardware
+    from npu_dra.adapters.metrics.prometheus import PrometheusMetrics
+    from npu_dra.app.kubelet_plugin import metrics_server
+    from npu_dra.app.services.inventory import InventoryCache
+    from npu_dra.domain.ids import NodeName
+
+    monkeypatch.setattr(metrics_server, "RETRY_BIND_S", 0.05)
+    old = socket.socket()
+    old.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    old.bind(("127.0.0.1", 0))
+    old.listen(1)
+    port = old.getsockname()[1]
+    served = metrics_server.serve_metrics(
+        metrics=PrometheusMetrics(),
+        port=port,
+        host="127.0.0.1",
+        inventory=InventoryCache(FakeHardware({"chip": "910B4", "count": 1}, node=NodeName("n"))),
+        registration=RegistrationState(),
+        checkpoints=MemoryCheckpointStore(),
+    )
+    assert next(served) is None  # started, not yet bound
+    old.close()
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=1) as page:
+                if b"npu_dra_kubelet_registered" in page.read():
+                    break
+        except OSError:
+            time.sleep(0.05)
+    else:
+        raise AssertionError("the metrics port was never bound after the other instance left")
+    served.close()
