@@ -14,19 +14,13 @@ from tests.deploy.test_helm_chart import kubelet_plugin_settings
 METRICS_ON = {"metricsPort": 9464}
 
 
-def test_metrics_on_reach_the_plugins_flag_and_a_named_container_port(helm: Helm) -> None:
+def test_metrics_on_reach_the_plugins_flag_and_declare_no_host_port(helm: Helm) -> None:
+    """On the host network a declared container port is a hostPort: a surge's new plugin pod
+    could not be scheduled beside the old one holding it."""
     rendered = helm.template(values=METRICS_ON)
     assert kubelet_plugin_settings(rendered).metrics_port == 9464
-    ports = {p["name"]: p["containerPort"] for p in container(only(rendered, "DaemonSet"))["ports"]}
-    assert ports == {"healthcheck": 51525, "metrics": 9464}
+    assert "ports" not in container(only(rendered, "DaemonSet"))
     assert not {o["kind"] for o in rendered} & {"Service", "ServiceMonitor"}
-
-
-def test_metrics_on_without_the_probe_still_declares_the_metrics_port(helm: Helm) -> None:
-    rendered = helm.template(values={**METRICS_ON, "healthcheckPort": -1})
-    spec = container(only(rendered, "DaemonSet"))
-    assert [p["name"] for p in spec["ports"]] == ["metrics"]
-    assert "livenessProbe" not in spec
 
 
 def test_the_service_monitor_renders_behind_its_value_and_scrapes_the_metrics_port(
@@ -44,7 +38,7 @@ def test_the_service_monitor_renders_behind_its_value_and_scrapes_the_metrics_po
     assert service["spec"]["clusterIP"] == "None"
     assert service["spec"]["selector"].items() <= pod_labels.items()
     assert service["spec"]["ports"] == [
-        {"name": "metrics", "port": 9464, "targetPort": "metrics", "protocol": "TCP"}
+        {"name": "metrics", "port": 9464, "targetPort": 9464, "protocol": "TCP"}
     ]
     assert monitor["apiVersion"] == "monitoring.coreos.com/v1"
     assert monitor["metadata"]["labels"]["release"] == "kps"
