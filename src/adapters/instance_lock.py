@@ -8,7 +8,8 @@ from start to saved: a thread lock for this process's threads, then an exclusive
 file, k8s.io/dynamic-resource-allocation kubeletplugin). The kernel drops a flock when its
 holder dies, so a killed instance never leaves it held.
 
-The lock file is opened once, never through a link, and created root-only.
+The lock file is opened once, never through a link, and created root-only, with the data
+directory if it is not there yet (the first start on a node takes the lock before serving).
 """
 
 import fcntl
@@ -17,9 +18,11 @@ import threading
 from pathlib import Path
 from types import TracebackType
 
+from npu_dra.adapters.atomic import ensure_dir
 from npu_dra.domain.errors import StateError
 
 LOCK_MODE = 0o600
+DIR_MODE = 0o700  # the plugin's data dir: the checkpoint and the DRA socket, root only
 
 
 class InstanceLock:
@@ -51,6 +54,7 @@ class InstanceLock:
 
     def _file(self) -> int:
         if self._fd is None:
+            ensure_dir(self.path.parent, mode=DIR_MODE)
             flags = os.O_RDWR | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW
             self._fd = os.open(self.path, flags, LOCK_MODE)
         return self._fd

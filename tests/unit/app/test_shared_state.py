@@ -133,3 +133,11 @@ def test_a_lock_path_that_is_a_link_is_refused(tmp_path: Path) -> None:
     (tmp_path / "lock").symlink_to(tmp_path / "elsewhere")
     with pytest.raises(StateError, match=r"instance lock .*lock"), InstanceLock(tmp_path / "lock"):
         pass
+
+
+def test_the_first_start_makes_the_data_directory_for_the_lock(tmp_path: Path) -> None:
+    """The first start on a node takes the lock before anything made the plugin's data dir."""
+    lock = InstanceLock(tmp_path / "plugins" / "npu.huawei.com" / "serialize.lock")
+    with lock:
+        assert lock.path.exists()
+    assert (lock.path.parent.stat().st_mode & 0o777) == 0o700
