@@ -1,0 +1,134 @@
+"""The unavailability window of a kubelet plugin upgrade on a real node: kubelet v1.34.3 +
+containerd + runc (tests/support/node.py), the chart installed and upgraded with the real helm
+(tests/e2e/real_node/test_upgrade_on_real_node.py's release), the image built from the
+Dockerfile under two tags.
+
+The window is the longest stretch, from `helm upgrade` until the rollout is complete, in which
+no registration socket of the driver accepts a connection (sampled every SAMPLE_S), i.e. in
+which the kubelet has no plugin instance to send a pod's prepare to. With the chart's surge
+update (the default since #27) and with `maxSurge: 0, maxUnavailable: 1` (before it), ROUNDS
+upgrades each (alternating the two tags): min/median/max of the window and of the rollout.
+
+Run from the repository root: `python -m benchmarks.upgrade` (NPU_DRA_BENCH_UPGRADES=N rounds).
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import statistics
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+from tests.e2e.real_node.cluster import real_cluster_session
+from tests.e2e.real_node.test_upgrade_on_real_node import (
+    DRIVER,
+    NEXT_TAG,
+    Release,
+    installed,
+    registration_sockets,
+)
+from tests.support.controlplane import build_binaries, wait_for
+from tests.support.node import NODE_BINARIES, NODE_BUILD_SCRIPT, build_images
+from tests.support.node_fixtures import IMAGES_CACHE
+
+ROUNDS = int(os.environ.get("NPU_DRA_BENCH_UPGRADES", "3"))
+SAMPLE_S = 0.02
+TAGS = ("0.1.0", NEXT_TAG)
+
+
+def _answers(path: Path) -> bool:
+    probe = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    probe.settimeout(0.5)
+    try:
+        probe.connect(str(path))
+    except OSError:
+        return False
+    finally:
+        probe.close()
+    return True
+
+
+def _serving(registry: Path) -> bool:
+    return any(_answers(p) for p in registry.glob(f"{DRIVER}*reg.sock"))
+
+
+def _upgrade(release: Release, tag: str) -> tuple[float, float]:
+    """One upgrade to `tag`: the longest stretch without a serving plugin, and the rollout."""
+    registry, samples, stop = release.cluster.registry_dir, [], threading.Event()
+
+    def sample() -> None:
+        while not stop.is_set():
+            samples.append((time.perf_counter(), _serving(registry)))
+            time.sleep(SAMPLE_S)
+
+    sampler = threading.Thread(target=sample)
+    began = time.perf_counter()
+    sampler.start()
+    try:
+        release.apply(tag)
+        release.rolled_out()
+    finally:
+        stop.set()
+        sampler.join()
+    took = time.perf_counter() - began
+    longest, since = 0.0, None
+    for at, serving in samples:
+        if not serving and since is None:
+            since = at
+        if serving and since is not None:
+            longest, since = max(longest, at - since), None
+    if since is not None:
+        longest = max(longest, samples[-1][0] - since)
+    return longest, took
+
+
+def _spread(values: list[float]) -> str:
+    return (
+        f"min {min(values):6.2f} s  median {statistics.median(values):6.2f} s  "
+        f"max {max(values):6.2f} s"
+    )
+
+
+def _strategy(release: Release, surge: bool) -> None:
+    release.surge = surge
+    release.apply(TAGS[0])  # a strategy change alone rolls nothing
+    release.rolled_out()
+    wait_for(lambda: _serving(release.cluster.registry_dir), timeout=60, what="serving")
+    windows, rollouts = [], []
+    for round_ in range(ROUNDS):
+        window, took = _upgrade(release, TAGS[(round_ + 1) % 2])
+        windows.append(window)
+        rollouts.append(took)
+        wait_for(lambda: len(registration_sockets(release.cluster)) == 1, timeout=60, what="one")
+    label = "surge (maxSurge 1, maxUnavailable 0)" if surge else "no surge (maxSurge 0)"
+    print(f"  {label}: no plugin serving {_spread(windows)}")
+    print(f"  {label}: rollout          {_spread(rollouts)}")
+
+
+def main() -> None:
+    k8s = build_binaries(lambda line: print(f"  [k8s build] {line}"))
+    node_bin = build_binaries(
+        lambda line: print(f"  [node build] {line}"),
+        script=NODE_BUILD_SCRIPT,
+        binaries=NODE_BINARIES,
+        what="node",
+    )
+    if isinstance(k8s, str) or isinstance(node_bin, str):
+        print(f"  cannot run: {k8s if isinstance(k8s, str) else node_bin}")
+        return
+    images = build_images(IMAGES_CACHE / "base", node_bin)
+    with (
+        tempfile.TemporaryDirectory(prefix="bench-upgrade-") as work,
+        real_cluster_session(k8s, node_bin, images, Path(work)) as cluster,
+        installed(cluster, Path(work)) as release,
+    ):
+        print(f"kubelet plugin upgrade on a real node ({ROUNDS} upgrades per strategy)")
+        for surge in (True, False):
+            _strategy(release, surge)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,238 @@
+"""`helm upgrade` of the kubelet plugin on the real node while pods keep starting and stopping.
+
+The chart is installed with the real helm (its own release, namespace and driver name, beside
+the session's access objects) on the image built from the Dockerfile, and upgraded to the same
+image under a second tag, which changes the DaemonSet's pod template as a new release would.
+Meanwhile LOAD_PODS pods, WORKERS at a time, each claim one NPU, start, and are deleted.
+
+With the chart's default surge update the new plugin pod registers under sockets named for its
+pod UID beside the old one, and the old one stops only after the new one has been ready
+minReadySeconds: no pod's start meets a missing plugin (the kubelet's
+FailedPrepareDynamicResources), none fails, every claim is unprepared at the end, and only the
+new pod's registration socket is left. With `maxSurge: 0` (the update before #27) the same
+run fails: pods starting in the gap get that event (`UPGRADE_STRATEGY=no-surge` runs it).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from npu_dra.adapters.checkpoint.files import FileCheckpointStore
+from tests.deploy.helm_cli import CHART, Helm, build_helm
+from tests.e2e.real_node.cluster import RealCluster
+from tests.support.ascend_host import fake_ascend_host
+from tests.support.controlplane import wait_for
+from tests.support.node_fixtures import IMAGES_CACHE
+from tests.support.plugin_image import TAG, build_plugin_image
+
+RELEASE = NAMESPACE = "npu-dra-upgrade"
+DRIVER = "upgrade.npu-dra.io"
+NEXT_TAG = "0.1.0-next"
+LOAD_PODS = 20
+WORKERS = 4
+FAILED_PREPARE = "FailedPrepareDynamicResources"
+NO_SURGE = {"type": "RollingUpdate", "rollingUpdate": {"maxUnavailable": 1, "maxSurge": 0}}
+TEMPLATE = f"""\
+apiVersion: resource.k8s.io/v1
+kind: ResourceClaimTemplate
+metadata: {{name: one-npu, namespace: {NAMESPACE}}}
+spec:
+  spec:
+    devices:
+      requests:
+      - name: npu
+        exactly: {{deviceClassName: {DRIVER}}}
+"""
+
+
+def load_pod(name: str) -> str:
+    return f"""\
+apiVersion: v1
+kind: Pod
+metadata: {{name: {name}, namespace: {NAMESPACE}}}
+spec:
+  terminationGracePeriodSeconds: 1
+  resourceClaims:
+  - {{name: npu, resourceClaimTemplateName: one-npu}}
+  containers:
+  - name: app
+    image: docker.io/library/ubuntu:22.04
+    imagePullPolicy: IfNotPresent
+    command: ["sleep", "3600"]
+    resources:
+      claims:
+      - name: npu
+"""
+
+
+def values(cluster: RealCluster, tag: str, *, surge: bool) -> dict[str, Any]:
+    port = cluster.plane.server.rsplit(":", 1)[1]
+    chosen: dict[str, Any] = {
+        "fullnameOverride": RELEASE,
+        "namespace": {"create": False, "name": NAMESPACE},  # helm --create-namespace makes it
+        "driverName": DRIVER,
+        "image": {"repository": "npu-dra", "tag": tag},
+        # this node runs no kube-proxy: the API server at its loopback address
+        "extraEnv": [
+            {"name": "KUBERNETES_SERVICE_HOST", "value": "127.0.0.1"},
+            {"name": "KUBERNETES_SERVICE_PORT", "value": port},
+        ],
+    }
+    if not surge:
+        chosen["updateStrategy"] = NO_SURGE
+    return chosen
+
+
+class Release:
+    def __init__(self, helm: Helm, cluster: RealCluster, home: Path) -> None:
+        self.helm, self.cluster, self.home = helm, cluster, home
+        self.surge = os.environ.get("UPGRADE_STRATEGY") != "no-surge"  # the chart's default
+
+    def apply(self, tag: str) -> None:
+        given = self.home / f"values-{tag}.yaml"
+        given.write_text(yaml.safe_dump(values(self.cluster, tag, surge=self.surge)))
+        kubeconfig = str(self.cluster.plane.kubeconfig)
+        self.helm.run(
+            "upgrade", "--install", RELEASE, str(CHART), "--kubeconfig", kubeconfig,
+            "--namespace", NAMESPACE, "--create-namespace", "--values", str(given),
+        )  # fmt: skip
+
+    def uninstall(self) -> None:
+        kubeconfig = str(self.cluster.plane.kubeconfig)
+        self.helm.run("uninstall", RELEASE, "--kubeconfig", kubeconfig, "--namespace", NAMESPACE,
+                      check=False)  # fmt: skip
+
+    def plugin_pods(self) -> list[dict[str, Any]]:
+        found = self.cluster.plane.kubectl(
+            "get", "pods", "-n", NAMESPACE, "-l", f"app={RELEASE}", "-o", "json"
+        ).stdout
+        return list(json.loads(found)["items"])
+
+    def rolled_out(self, timeout: float = 240) -> None:
+        done = self.cluster.plane.kubectl(
+            "rollout", "status", "-n", NAMESPACE, f"daemonset/{RELEASE}",
+            f"--timeout={int(timeout)}s", check=False, timeout=timeout + 30,
+        )  # fmt: skip
+        assert done.returncode == 0, done.stdout + done.stderr
+
+
+class Load:
+    """LOAD_PODS pods, WORKERS at a time: created, waited Running, deleted; what went wrong."""
+
+    def __init__(self, cluster: RealCluster) -> None:
+        self.cluster = cluster
+        self.done: list[str] = []
+        self.failures: list[str] = []
+        self._next = iter(range(LOAD_PODS))
+        self._lock = threading.Lock()
+
+    def run(self) -> None:
+        workers = [threading.Thread(target=self._work) for _ in range(WORKERS)]
+        for worker in workers:
+            worker.start()
+        for worker in workers:
+            worker.join()
+
+    def _work(self) -> None:
+        while True:
+            with self._lock:
+                index = next(self._next, None)
+            if index is None:
+                return
+            name = f"load-{index}"
+            try:
+                self.cluster.apply(load_pod(name))
+                self.cluster.wait_running(name, namespace=NAMESPACE, timeout=120)
+                self.cluster.delete_pod(name, namespace=NAMESPACE)
+            except Exception as error:  # every failure is reported, not just the first
+                with self._lock:
+                    self.failures.append(f"{name}: {error}"[:2000])
+            with self._lock:
+                self.done.append(name)
+
+
+def warnings_about_load(cluster: RealCluster) -> list[str]:
+    found = cluster.plane.kubectl("get", "events", "-n", NAMESPACE, "-o", "json").stdout
+    return [
+        f"{e['involvedObject']['name']}: {e['reason']}: {e.get('message', '')}"[:500]
+        for e in json.loads(found)["items"]
+        if e["involvedObject"]["name"].startswith("load-") and e["type"] == "Warning"
+    ]
+
+
+def registration_sockets(cluster: RealCluster) -> list[str]:
+    return sorted(p.name for p in cluster.registry_dir.glob(f"{DRIVER}*reg.sock"))
+
+
+@contextlib.contextmanager
+def installed(cluster: RealCluster, home: Path) -> Iterator[Release]:
+    """The image under both tags on the node, the node labelled, helm built; the release
+    uninstalled and its pods gone on the way out."""
+    archive = build_plugin_image(IMAGES_CACHE, IMAGES_CACHE / "plugin" / "npu-dra.tar")
+    cluster.node.ctr("images", "import", str(archive), timeout=600)
+    cluster.node.ctr("images", "tag", "--force", TAG, TAG.rsplit(":", 1)[0] + f":{NEXT_TAG}")
+    cluster.plane.kubectl(
+        "label", "node", cluster.node.name, "accelerator=huawei-Ascend910", "--overwrite"
+    )
+    binary = build_helm()
+    if isinstance(binary, str):
+        raise AssertionError(f"helm could not be built: {binary}")
+    (home / "helm").mkdir(exist_ok=True)
+    made = Release(Helm(binary, home / "helm"), cluster, home)
+    with fake_ascend_host(range(8), dev_dir=Path("/dev"), only_devices=True):
+        try:
+            yield made
+        finally:
+            made.uninstall()
+            wait_for(lambda: not made.plugin_pods(), timeout=120, what="the plugin pods gone")
+            cluster.plane.kubectl("delete", "namespace", NAMESPACE, "--wait=false", check=False)
+
+
+@pytest.mark.timeout(1200)
+def test_helm_upgrade_under_load_loses_no_pod_and_no_claim(
+    real_cluster: RealCluster, tmp_path: Path
+) -> None:
+    with installed(real_cluster, tmp_path) as release:
+        upgrade_under_load(release)
+
+
+def upgrade_under_load(release: Release) -> None:
+    cluster = release.cluster
+    release.apply("0.1.0")
+    release.rolled_out()
+    [old] = release.plugin_pods()
+    wait_for(lambda: registration_sockets(cluster), timeout=60, what="the plugin registered")
+    assert registration_sockets(cluster) == [f"{DRIVER}-{old['metadata']['uid']}-reg.sock"]
+    cluster.apply(TEMPLATE)
+    load = Load(cluster)
+    loading = threading.Thread(target=load.run)
+    loading.start()
+    try:
+        wait_for(lambda: len(load.done) >= 3, timeout=300, what="3 pods through before upgrading")
+        release.apply(NEXT_TAG)
+        release.rolled_out()
+    finally:
+        loading.join(timeout=900)
+    [new] = release.plugin_pods()
+    assert new["metadata"]["uid"] != old["metadata"]["uid"]
+    assert new["spec"]["containers"][0]["image"].endswith(f":{NEXT_TAG}")
+    assert len(load.done) == LOAD_PODS
+    assert load.failures == []
+    warned = warnings_about_load(cluster)
+    assert not [w for w in warned if FAILED_PREPARE in w], "\n".join(warned)
+    checkpoint = FileCheckpointStore(cluster.plugins_dir / DRIVER / "checkpoint.json").load()
+    assert checkpoint.claims == {}  # every claim prepared was unprepared, by one pod or the other
+    wait_for(
+        lambda: registration_sockets(cluster) == [f"{DRIVER}-{new['metadata']['uid']}-reg.sock"],
+        timeout=60,
+        what="only the new plugin pod's registration socket",
+    )
