@@ -15,17 +15,15 @@ Run from the repository root: `python -m benchmarks.upgrade` (NPU_DRA_BENCH_UPGR
 from __future__ import annotations
 
 import os
-import socket
 import statistics
 import tempfile
-import threading
 import time
 from pathlib import Path
 
 from tests.e2e.real_node.cluster import real_cluster_session
 from tests.e2e.real_node.test_upgrade_on_real_node import (
-    DRIVER,
     NEXT_TAG,
+    Gaps,
     Release,
     installed,
     registration_sockets,
@@ -35,54 +33,16 @@ from tests.support.node import NODE_BINARIES, NODE_BUILD_SCRIPT, build_images
 from tests.support.node_fixtures import IMAGES_CACHE
 
 ROUNDS = int(os.environ.get("NPU_DRA_BENCH_UPGRADES", "3"))
-SAMPLE_S = 0.02
 TAGS = ("0.1.0", NEXT_TAG)
-
-
-def _answers(path: Path) -> bool:
-    probe = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    probe.settimeout(0.5)
-    try:
-        probe.connect(str(path))
-    except OSError:
-        return False
-    finally:
-        probe.close()
-    return True
-
-
-def _serving(registry: Path) -> bool:
-    return any(_answers(p) for p in registry.glob(f"{DRIVER}*reg.sock"))
 
 
 def _upgrade(release: Release, tag: str) -> tuple[float, float]:
     """One upgrade to `tag`: the longest stretch without a serving plugin, and the rollout."""
-    registry, samples, stop = release.cluster.registry_dir, [], threading.Event()
-
-    def sample() -> None:
-        while not stop.is_set():
-            samples.append((time.perf_counter(), _serving(registry)))
-            time.sleep(SAMPLE_S)
-
-    sampler = threading.Thread(target=sample)
     began = time.perf_counter()
-    sampler.start()
-    try:
+    with Gaps(release.cluster.registry_dir) as gaps:
         release.apply(tag)
         release.rolled_out()
-    finally:
-        stop.set()
-        sampler.join()
-    took = time.perf_counter() - began
-    longest, since = 0.0, None
-    for at, serving in samples:
-        if not serving and since is None:
-            since = at
-        if serving and since is not None:
-            longest, since = max(longest, at - since), None
-    if since is not None:
-        longest = max(longest, samples[-1][0] - since)
-    return longest, took
+    return gaps.longest(), time.perf_counter() - began
 
 
 def _spread(values: list[float]) -> str:
@@ -96,7 +56,7 @@ def _strategy(release: Release, surge: bool) -> None:
     release.surge = surge
     release.apply(TAGS[0])  # a strategy change alone rolls nothing
     release.rolled_out()
-    wait_for(lambda: _serving(release.cluster.registry_dir), timeout=60, what="serving")
+    wait_for(lambda: registration_sockets(release.cluster), timeout=60, what="registered")
     windows, rollouts = [], []
     for round_ in range(ROUNDS):
         window, took = _upgrade(release, TAGS[(round_ + 1) % 2])

@@ -7,10 +7,11 @@ Meanwhile LOAD_PODS pods, WORKERS at a time, each claim one NPU, start, and are 
 
 With the chart's default surge update the new plugin pod registers under sockets named for its
 pod UID beside the old one, and the old one stops only after the new one has been ready
-minReadySeconds: no pod's start meets a missing plugin (the kubelet's
-FailedPrepareDynamicResources), none fails, every claim is unprepared at the end, and only the
-new pod's registration socket is left. With `maxSurge: 0` (the update before #27) the same
-run fails: pods starting in the gap get that event (`UPGRADE_STRATEGY=no-surge` runs it).
+minReadySeconds: at no moment of the rollout (sampled every 20 ms) is the driver without a
+registration socket that answers, so no pod's start can meet a missing plugin (the kubelet's
+FailedPrepareDynamicResources, which none gets); none fails, every claim is unprepared at the
+end, and only the new pod's registration socket is left. With `maxSurge: 0` (the update before
+#27) the same run fails on the gap (`UPGRADE_STRATEGY=no-surge` runs it).
 """
 
 from __future__ import annotations
@@ -18,7 +19,9 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import socket
 import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -40,6 +43,7 @@ NEXT_TAG = "0.1.0-next"
 LOAD_PODS = 20
 WORKERS = 4
 FAILED_PREPARE = "FailedPrepareDynamicResources"
+SAMPLE_S = 0.02
 NO_SURGE = {"type": "RollingUpdate", "rollingUpdate": {"maxUnavailable": 1, "maxSurge": 0}}
 TEMPLATE = f"""\
 apiVersion: resource.k8s.io/v1
@@ -173,6 +177,53 @@ def registration_sockets(cluster: RealCluster) -> list[str]:
     return sorted(p.name for p in cluster.registry_dir.glob(f"{DRIVER}*reg.sock"))
 
 
+def _answers(path: Path) -> bool:
+    probe = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    probe.settimeout(0.5)
+    try:
+        probe.connect(str(path))
+    except OSError:
+        return False
+    finally:
+        probe.close()
+    return True
+
+
+class Gaps:
+    """While running: whether some registration socket of the driver accepts a connection (the
+    kubelet has a plugin to prepare with), every SAMPLE_S; `longest()` stretch without one."""
+
+    def __init__(self, registry: Path) -> None:
+        self._registry, self._stop = registry, threading.Event()
+        self.samples: list[tuple[float, bool]] = []
+        self._thread = threading.Thread(target=self._sample)
+
+    def __enter__(self) -> Gaps:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self._stop.set()
+        self._thread.join()
+
+    def _sample(self) -> None:
+        while not self._stop.is_set():
+            serving = any(_answers(p) for p in self._registry.glob(f"{DRIVER}*reg.sock"))
+            self.samples.append((time.perf_counter(), serving))
+            time.sleep(SAMPLE_S)
+
+    def longest(self) -> float:
+        longest, since = 0.0, None
+        for at, serving in self.samples:
+            if not serving and since is None:
+                since = at
+            if serving and since is not None:
+                longest, since = max(longest, at - since), None
+        if since is not None:
+            longest = max(longest, self.samples[-1][0] - since)
+        return longest
+
+
 @contextlib.contextmanager
 def installed(cluster: RealCluster, home: Path) -> Iterator[Release]:
     """The image under both tags on the node, the node labelled, helm built; the release
@@ -218,13 +269,16 @@ def upgrade_under_load(release: Release) -> None:
     loading.start()
     try:
         wait_for(lambda: len(load.done) >= 3, timeout=300, what="3 pods through before upgrading")
-        release.apply(NEXT_TAG)
-        release.rolled_out()
+        with Gaps(cluster.registry_dir) as gaps:
+            release.apply(NEXT_TAG)
+            release.rolled_out()
     finally:
         loading.join(timeout=900)
     [new] = release.plugin_pods()
     assert new["metadata"]["uid"] != old["metadata"]["uid"]
     assert new["spec"]["containers"][0]["image"].endswith(f":{NEXT_TAG}")
+    assert len(gaps.samples) > 100  # sampled through the whole rollout
+    assert gaps.longest() == 0.0, f"{gaps.longest():.2f}s with no plugin registered"
     assert len(load.done) == LOAD_PODS
     assert load.failures == []
     warned = warnings_about_load(cluster)
