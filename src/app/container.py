@@ -51,6 +51,7 @@ from npu_dra.app.wiring.node import (
     cdi_memory,
     checkpoint_file,
     checkpoint_memory,
+    held_api_lock,
     metered,
     prometheus_metrics,
     served_metrics,
@@ -167,6 +168,9 @@ class NodeContainer(containers.DeclarativeContainer):
         driver=driver,
         hardware=hardware,
     )
+    # One API per node: held while the plugin runs, refused if the other API's plugin does.
+    dra_api_lock = providers.Resource(held_api_lock, settings, "dra")
+    classic_api_lock = providers.Resource(held_api_lock, settings, "device-plugin")
     registration = providers.Singleton(registration_state)
     dead_instances_removed = providers.Callable(remove_dead_instances, settings, instance)
     plugin_server = providers.Resource(
@@ -197,6 +201,7 @@ class NodeContainer(containers.DeclarativeContainer):
     # The classic device plugin, every resource served and registered.
     device_plugin = providers.Resource(
         running_device_plugin,
+        api_lock=classic_api_lock,
         settings=settings,
         probe=hardware,
         static_cdi=static_cdi,

@@ -71,7 +71,15 @@ def test_every_env_var_is_one_the_code_reads() -> None:
 
 @pytest.mark.parametrize(
     "setting",
-    ["registrar_dir", "plugins_dir", "cdi_root", "sysfs_root", "dev_root", "npu_smi_path"],
+    [
+        "registrar_dir",
+        "plugins_dir",
+        "cdi_root",
+        "sysfs_root",
+        "dev_root",
+        "npu_smi_path",
+        "api_lock_dir",
+    ],
 )
 def test_each_host_path_the_plugin_uses_is_mounted_at_the_same_path(setting: str) -> None:
     # The DRA socket the plugin announces (<plugins dir>/<driver>/dra.sock) must be the same

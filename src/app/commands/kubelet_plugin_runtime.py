@@ -60,6 +60,10 @@ class KubeletPlugin:
 
     def start(self) -> None:
         self._node.inventory().prefetch()  # a no-op when build_container started it
+        try:
+            self._node.dra_api_lock()  # this node runs no classic device plugin
+        except DomainError as error:
+            raise StartupError(str(error)) from error
         self._restore()
         try:
             # The DRA and registration sockets, on one server: the kubelet dials the DRA

@@ -7,7 +7,13 @@ import argparse
 import re
 
 from npu_dra.app.options.option import Option, directory
-from npu_dra.app.options.values import driver_mounts, one_of, resource_names, switch
+from npu_dra.app.options.values import (
+    driver_mounts,
+    one_of,
+    optional_path,
+    resource_names,
+    switch,
+)
 
 POD_UID = re.compile(r"[0-9a-fA-F-]{1,64}")  # a Kubernetes UID (RFC 4122 text): it names files
 SEAMLESS_UPGRADE_MODES = ("auto", "on", "off")
@@ -54,6 +60,17 @@ UPGRADE = (
         "SEAMLESS_UPGRADE",
         "MODE",
     ),
+)
+
+API_LOCK = Option(
+    "api_lock_dir",
+    ("--api-lock-dir",),
+    "host directory where the DRA plugin and the classic device plugin make sure only one of "
+    "them serves this node; empty: not checked",
+    "/var/lib/npu-dra",
+    optional_path,
+    "API_LOCK_DIR",
+    "DIR",
 )
 
 KUBELET = (

@@ -51,6 +51,7 @@ class Settings:
     plugins_dir: Path
     pod_uid: str
     seamless_upgrade: str
+    api_lock_dir: Path | None
     healthcheck_port: int
     kubeconfig: str
     cluster: str

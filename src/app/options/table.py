@@ -12,6 +12,7 @@ from collections.abc import Mapping
 
 from npu_dra.app.options.cluster import CLUSTER
 from npu_dra.app.options.kubelet import (
+    API_LOCK,
     DEVICE_PLUGIN,
     KUBELET,
     RUNTIME_VISIBLE_DEVICES,
@@ -29,6 +30,7 @@ OPTIONS: Mapping[str, Option] = {
         *HOST_PATHS,
         *KUBELET,
         *UPGRADE,
+        API_LOCK,
         *DEVICE_PLUGIN,
         RUNTIME_VISIBLE_DEVICES,
         *CLUSTER,
@@ -49,7 +51,7 @@ COMMANDS: Mapping[str, tuple[str, ...]] = {
     "kubelet-plugin": (
         *_HARDWARE,
         *("registrar_dir", "plugins_dir", "cdi_root", "healthcheck_port", "kubeconfig"),
-        *("pod_uid", "seamless_upgrade"),
+        *("pod_uid", "seamless_upgrade", "api_lock_dir"),
         *("cluster", "health_interval", "claim_fetch_timeout", "vnpu"),
         *("metrics_port", "device_taints", "taint_effects", "runtime_visible_devices"),
         "fault_codes",
@@ -58,6 +60,7 @@ COMMANDS: Mapping[str, tuple[str, ...]] = {
     "device-plugin": (
         *_HARDWARE,
         *("device_plugin_path", "resource_name", "health_interval", "cdi_enabled", "cdi_root"),
+        "api_lock_dir",
         *("driver_mounts", "metrics_port", "runtime_visible_devices", "fault_codes"),
         *_LOGGING,
     ),

@@ -15,6 +15,7 @@ if TYPE_CHECKING:
 
 def running_device_plugin(
     *,
+    api_lock: object,  # held first: this node runs no DRA plugin (adapters/api_lock)
     settings: Settings,
     probe: HardwareProbe,
     static_cdi: StaticCdiSpecs,

@@ -2,7 +2,7 @@
 runtime ids its containers get), the state stores (on disk, or in memory for the simulation), the
 device-taint policy, and the metering both plugins share."""
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -93,3 +93,20 @@ def served_metrics(
 
 def metered(inner: NodeClaims, metrics: "PluginMetrics | None") -> NodeClaims:
     return inner if metrics is None else MeteredNodeClaims(inner, metrics)
+
+
+def held_api_lock(settings: Settings, api: str) -> Iterator[object]:
+    """This node's API lock (adapters/api_lock), held while the plugin runs; an ApiConflict if
+    the other API's plugin runs on the node. Not checked with an empty --api-lock-dir."""
+    if settings.api_lock_dir is None:
+        yield None
+        return
+    from npu_dra.adapters.api_lock import ApiLock
+
+    owner = f"node {settings.node_name}, pod {settings.pod_uid or '-'}"
+    lock = ApiLock(settings.api_lock_dir, api, owner)
+    lock.acquire()
+    try:
+        yield lock
+    finally:
+        lock.release()

@@ -37,6 +37,7 @@ def plugin_settings(scratch: Path, **changes: Any) -> Settings:
         cdi_root=scratch / "cdi",
         hardware=Hardware("fake", node_file),
         cluster="memory",
+        api_lock_dir=scratch / "api-lock",  # this node's host directory, not the machine's
     )
     return settings.derive(**changes)
 

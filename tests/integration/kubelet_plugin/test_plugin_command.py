@@ -50,6 +50,7 @@ def _argv(scratch: Path, *extra: str) -> list[str]:
         f"--cdi-root={settings.cdi_root}",
         f"--hardware=fake:{scratch / 'node.yaml'}",
         "--cluster=memory",
+        f"--api-lock-dir={settings.api_lock_dir}",
         *extra,
     ]
 

@@ -45,6 +45,8 @@ def test_the_kubelet_directory_is_mounted_where_the_plugin_serves() -> None:
     env = env_of(spec)
     assert env["DEVICE_PLUGIN_PATH"] in mounts
     assert {env["NPU_SMI_PATH"], env["CDI_ROOT"], "/dev", "/usr/local/Ascend"} <= mounts
+    lock_dir = settings_from(argparse.ArgumentParser().parse_args([])).api_lock_dir
+    assert str(lock_dir) in mounts  # the DRA plugin's DaemonSet mounts the same host directory
     assert spec["securityContext"]["privileged"] is True
 
 
