@@ -36,7 +36,12 @@ from npu_dra.app.wiring.cluster import (
     memory_cluster,
 )
 from npu_dra.app.wiring.device_plugin import running_device_plugin, running_device_plugin_metrics
-from npu_dra.app.wiring.hardware import hardware_probe, vnpu_layout_probe, vnpu_table
+from npu_dra.app.wiring.hardware import (
+    hardware_probe,
+    pool_probe,
+    vnpu_layout_probe,
+    vnpu_table,
+)
 from npu_dra.app.wiring.kubelet_plugin import (
     instance_lock,
     registration_state,
@@ -95,7 +100,11 @@ class NodeContainer(containers.DeclarativeContainer):
     inventory = providers.Singleton(
         InventoryCache,
         probe=providers.Singleton(
-            vnpu_layout_probe, settings, hardware, vnpu_table, cluster.provider
+            vnpu_layout_probe,
+            settings,
+            providers.Singleton(pool_probe, settings, hardware),
+            vnpu_table,
+            cluster.provider,
         ),
     )
 

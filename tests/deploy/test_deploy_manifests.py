@@ -214,3 +214,14 @@ def test_namespaced_objects_live_in_the_namespace_applied_first() -> None:
         for obj in of_kind(manifests(), kind):
             assert obj["metadata"]["namespace"] == NAMESPACE
     assert first["metadata"]["labels"]["pod-security.kubernetes.io/enforce"] == "privileged"
+
+
+def test_the_kubelets_device_plugin_state_is_mounted_read_only_where_the_plugin_reads_it() -> None:
+    """A node moved from the classic plugin: the kubelet's device checkpoint and pod directories
+    (under the parent of --kubelet-plugins-directory-path) tell which chips pods still hold."""
+    kubelet_dir = settings().plugins_dir.parent
+    mounts = {m["mountPath"]: m for m in container(daemonset())["volumeMounts"]}
+    for below in ("device-plugins", "pods"):
+        path = str(kubelet_dir / below)
+        assert host_path_mounts(daemonset()).get(path) == path
+        assert mounts[path]["readOnly"] is True

@@ -153,6 +153,18 @@ def vnpu_table(settings: Settings, probe: HardwareProbe) -> "VnpuTable | None":
     )
 
 
+def pool_probe(settings: Settings, probe: HardwareProbe) -> HardwareProbe:
+    """What the kubelet plugin publishes from: `probe` less the chips the kubelet still holds
+    for pods of a classic device plugin (a node moved to DRA: adapters/kubelet_devices), read
+    under the kubelet's root, the parent of --kubelet-plugins-directory-path. Not for the
+    simulation, whose nodes have no kubelet."""
+    if settings.state != "files" or settings.device_profile != "npu":
+        return probe
+    from npu_dra.adapters.hardware.classic_held import classic_held_probe
+
+    return classic_held_probe(probe, settings.plugins_dir.parent)
+
+
 def vnpu_layout_probe(
     settings: Settings,
     probe: HardwareProbe,
