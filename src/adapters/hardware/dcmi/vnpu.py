@@ -32,8 +32,8 @@ from npu_dra.adapters.hardware.dcmi.vdev_structs import (
 from npu_dra.adapters.hardware.errors import ProbeError
 from npu_dra.adapters.hardware.npu_smi.lines import clipped
 from npu_dra.adapters.hardware.npu_smi.vnpu import NpuSmiVnpuTable
+from npu_dra.adapters.hardware.vnpu_failures import created_anyway, listed_after
 from npu_dra.domain.device import Device
-from npu_dra.domain.errors import DomainError
 from npu_dra.domain.vnpu.instance import Vnpu
 from npu_dra.domain.vnpu.templates import VnpuOffer
 
@@ -65,14 +65,7 @@ class DcmiVnpuTable:
             raise ProbeError(f"DCMI created vNPU {out.vdev_id} on {device.name}, not {vnpu_id}")
         if code != library.OK:
             failure = library.DcmiError(f"dcmi_create_vdevice({device.name}, {vnpu_id})", code)
-            existing = self._find(device, vnpu_id, failure)
-            if existing is None:
-                raise failure
-            if existing.template != template:
-                raise ProbeError(
-                    f"vNPU {vnpu_id} on chip {device.name} is a {clipped(existing.template)}, "
-                    f"not a {template}"
-                ) from failure
+            created_anyway(failure, self._find(device, vnpu_id, failure), device, vnpu_id, template)
         return Vnpu(vnpu_id, template)
 
     def destroy(self, *, device: Device, vnpu_id: int) -> None:
@@ -107,10 +100,4 @@ class DcmiVnpuTable:
         library.check(f"dcmi_get_device_info({device.name}, {what})", code)
 
     def _find(self, device: Device, vnpu_id: int, failure: ProbeError) -> Vnpu | None:
-        """After a failed call: the vNPU as DCMI lists it now (None: not there); a chip that
-        cannot be listed either raises the call's failure, with the listing's."""
-        try:
-            vnpus = self.vnpus(device=device)
-        except DomainError as error:
-            raise ProbeError(f"{failure}; and listing the chip failed: {error}") from error
-        return next((v for v in vnpus if v.vnpu_id == vnpu_id), None)
+        return listed_after(failure, lambda: self.vnpus(device=device), vnpu_id)

@@ -27,8 +27,8 @@ from npu_dra.adapters.hardware.npu_smi.parse_vnpu import (
     read_templates,
 )
 from npu_dra.adapters.hardware.npu_smi.runner import Command, NpuSmiRunner, describe
+from npu_dra.adapters.hardware.vnpu_failures import created_anyway, listed_after
 from npu_dra.domain.device import Device
-from npu_dra.domain.errors import DomainError
 from npu_dra.domain.vnpu.instance import Vnpu, id_range
 from npu_dra.domain.vnpu.templates import Template, VnpuOffer
 from npu_dra.domain.vnpu.vetting import vet_offer, vet_templates
@@ -103,13 +103,7 @@ class NpuSmiVnpuTable:
             self._set(create_vnpu(device, template, vnpu_id))
         except ProbeError as error:
             existing = self._find(device, vnpu_id, error)
-            if existing is None:
-                raise
-            if existing.template != template:
-                raise ProbeError(
-                    f"vNPU {vnpu_id} on chip {device.name} is a {clipped(existing.template)}, "
-                    f"not a {template}"
-                ) from error
+            created_anyway(error, existing, device, vnpu_id, template)
         return Vnpu(vnpu_id, template)
 
     def destroy(self, *, device: Device, vnpu_id: int) -> None:
@@ -135,13 +129,7 @@ class NpuSmiVnpuTable:
         return parse_info_vnpu(self._runner.run(info_vnpu(device), timeout=self._timeout))
 
     def _find(self, device: Device, vnpu_id: int, failure: ProbeError) -> Vnpu | None:
-        """After a failed `set`: the vNPU as the chip lists it now (None: not there); a chip
-        that cannot be listed either raises the `set`'s failure, with the listing's."""
-        try:
-            vnpus = self.vnpus(device=device)
-        except DomainError as error:
-            raise ProbeError(f"{failure}; and listing the chip failed: {error}") from error
-        return next((v for v in vnpus if v.vnpu_id == vnpu_id), None)
+        return listed_after(failure, lambda: self.vnpus(device=device), vnpu_id)
 
     def _set(self, command: Command) -> None:
         output = self._runner.run(command, timeout=self._timeout)
