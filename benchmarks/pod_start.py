@@ -15,18 +15,15 @@ Run from the repository root: `python -m benchmarks.pod_start`.
 from __future__ import annotations
 
 import statistics
-import tempfile
 import time
-from pathlib import Path
 
 from kubernetes import client
 
-from tests.e2e.real_node.cluster import RealCluster, real_cluster_session, running_dra_plugin
+from benchmarks._real_node import real_node
+from tests.e2e.real_node.cluster import RealCluster, running_dra_plugin
 from tests.e2e.real_node.test_device_plugin_on_real_node import classic_pod
 from tests.e2e.real_node.test_restarts_on_real_node import TEMPLATE, pod_with_one_npu
-from tests.support.controlplane import build_binaries, wait_for
-from tests.support.node import NODE_BINARIES, NODE_BUILD_SCRIPT, build_images
-from tests.support.node_fixtures import IMAGES_CACHE
+from tests.support.controlplane import wait_for
 
 ROUNDS = 20
 
@@ -93,21 +90,10 @@ def _classic(cluster: RealCluster) -> list[float]:
 
 
 def main() -> None:
-    k8s = build_binaries(lambda line: print(f"  [k8s build] {line}"))
-    node_bin = build_binaries(
-        lambda line: print(f"  [node build] {line}"),
-        script=NODE_BUILD_SCRIPT,
-        binaries=NODE_BINARIES,
-        what="node",
-    )
-    if isinstance(k8s, str) or isinstance(node_bin, str):
-        print(f"  cannot run: {k8s if isinstance(k8s, str) else node_bin}")
-        return
-    images = build_images(IMAGES_CACHE / "base", node_bin)
-    with (
-        tempfile.TemporaryDirectory(prefix="bench-node-") as work,
-        real_cluster_session(k8s, node_bin, images, Path(work)) as cluster,
-    ):
+    with real_node("bench-node-") as found:
+        if found is None:
+            return
+        cluster, _ = found
         print("pod creation -> Running on a real node (kubelet v1.34.3, containerd 2.1.5, runc)")
         _report("DRA, one NPU claim (template)", _dra(cluster))
         _report("classic device plugin, huawei.com/Ascend910: 1", _classic(cluster))

@@ -16,11 +16,9 @@ from __future__ import annotations
 
 import os
 import statistics
-import tempfile
 import time
-from pathlib import Path
 
-from tests.e2e.real_node.cluster import real_cluster_session
+from benchmarks._real_node import real_node
 from tests.e2e.real_node.test_upgrade_on_real_node import (
     NEXT_TAG,
     Gaps,
@@ -28,9 +26,7 @@ from tests.e2e.real_node.test_upgrade_on_real_node import (
     installed,
     registration_sockets,
 )
-from tests.support.controlplane import build_binaries, wait_for
-from tests.support.node import NODE_BINARIES, NODE_BUILD_SCRIPT, build_images
-from tests.support.node_fixtures import IMAGES_CACHE
+from tests.support.controlplane import wait_for
 
 ROUNDS = int(os.environ.get("NPU_DRA_BENCH_UPGRADES", "3"))
 TAGS = ("0.1.0", NEXT_TAG)
@@ -69,25 +65,14 @@ def _strategy(release: Release, surge: bool) -> None:
 
 
 def main() -> None:
-    k8s = build_binaries(lambda line: print(f"  [k8s build] {line}"))
-    node_bin = build_binaries(
-        lambda line: print(f"  [node build] {line}"),
-        script=NODE_BUILD_SCRIPT,
-        binaries=NODE_BINARIES,
-        what="node",
-    )
-    if isinstance(k8s, str) or isinstance(node_bin, str):
-        print(f"  cannot run: {k8s if isinstance(k8s, str) else node_bin}")
-        return
-    images = build_images(IMAGES_CACHE / "base", node_bin)
-    with (
-        tempfile.TemporaryDirectory(prefix="bench-upgrade-") as work,
-        real_cluster_session(k8s, node_bin, images, Path(work)) as cluster,
-        installed(cluster, Path(work)) as release,
-    ):
-        print(f"kubelet plugin upgrade on a real node ({ROUNDS} upgrades per strategy)")
-        for surge in (True, False):
-            _strategy(release, surge)
+    with real_node("bench-upgrade-") as found:
+        if found is None:
+            return
+        cluster, work = found
+        with installed(cluster, work) as release:
+            print(f"kubelet plugin upgrade on a real node ({ROUNDS} upgrades per strategy)")
+            for surge in (True, False):
+                _strategy(release, surge)
 
 
 if __name__ == "__main__":
