@@ -83,6 +83,9 @@ class FakeNode:
             f"--dev-root={self.root / 'dev'}",
             f"--health-interval={health_interval_s}",
             "--log-format=json",
+            # One API per node is checked per host: this fake node's, not the test machine's
+            # (the real-node tests' plugins and DaemonSets share /var/lib/npu-dra, one host).
+            f"--api-lock-dir={self.root / 'api-lock'}",
         ]
 
 

@@ -38,6 +38,7 @@ def test_a_missing_npu_smi_makes_the_plugin_not_ready_saying_why_once(tmp_path: 
         f"--kubelet-registrar-directory-path={tmp_path / 'registry'}",
         f"--kubelet-plugins-directory-path={tmp_path / 'plugins'}",
         f"--cdi-root={tmp_path / 'cdi'}", f"--healthcheck-port={port}", "--metrics-port=-1",
+        f"--api-lock-dir={tmp_path / 'api-lock'}",
     ]  # fmt: skip
     plugin = subprocess.Popen(argv, stderr=subprocess.PIPE, text=True)
     readiness = -1  # no answer yet

@@ -45,6 +45,7 @@ def test_the_command_serves_registers_and_exits_cleanly_on_sigterm(
         "CDI_ENABLED": "true",
         "CDI_ROOT": str(short_dir / "cdi"),
         "LOG_LEVEL": "info",
+        "API_LOCK_DIR": str(short_dir / "api-lock"),  # this fake node's, not the machine's
     }
     process = run_command("--health-interval", "1", env=env)
     try:
