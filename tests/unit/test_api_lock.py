@@ -33,7 +33,7 @@ def test_two_instances_of_one_api_overlap(tmp_path: Path) -> None:
     old, new = ApiLock(tmp_path, "dra", "old"), ApiLock(tmp_path, "dra", "new")
     old.acquire()
     new.acquire()
-    assert (tmp_path / "dra.owner").read_text().startswith("new, pid")
+    assert (tmp_path / "npu-dra.owner").read_text().startswith("new, pid")
     with pytest.raises(ApiConflict):
         ApiLock(tmp_path, "device-plugin", "x").acquire()
     old.release()
@@ -76,3 +76,15 @@ def test_a_bad_directory_names_the_flag(tmp_path: Path) -> None:
 def test_an_unknown_api_is_a_programming_error(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="dra, device-plugin"):
         ApiLock(tmp_path, "grpc", "x")
+
+
+def test_each_device_profile_has_its_own_locks(tmp_path: Path) -> None:
+    """This project's GPU DRA plugin does not compete with its Ascend device plugin."""
+    gpu = ApiLock(tmp_path, "dra", "gpu node", profile="gpu")
+    gpu.acquire()
+    classic = ApiLock(tmp_path, "device-plugin", "npu node")
+    classic.acquire()
+    with pytest.raises(ApiConflict):
+        ApiLock(tmp_path, "dra", "npu dra").acquire()
+    classic.release()
+    gpu.release()

@@ -104,7 +104,7 @@ def held_api_lock(settings: Settings, api: str) -> Iterator[object]:
     from npu_dra.adapters.api_lock import ApiLock
 
     owner = f"node {settings.node_name}, pod {settings.pod_uid or '-'}"
-    lock = ApiLock(settings.api_lock_dir, api, owner)
+    lock = ApiLock(settings.api_lock_dir, api, owner, profile=settings.device_profile)
     lock.acquire()
     try:
         yield lock

@@ -63,7 +63,7 @@ def test_the_dra_plugin_refuses_a_node_the_device_plugin_serves(scratch: Path) -
     plugin_settings(scratch)  # writes node.yaml
     classic = subprocess.Popen(classic_argv(scratch), stderr=subprocess.PIPE, text=True)
     try:
-        lock = scratch / "api-lock" / "device-plugin.owner"
+        lock = scratch / "api-lock" / "npu-device-plugin.owner"
         wait_for(lock.exists, timeout=30, what="the device plugin's lock")
         answer = refused(dra_argv(scratch))
     finally:
