@@ -23,7 +23,7 @@ from tests.e2e.plugin_process import (
     fake_node,
     spawn_plugin,
 )
-from tests.e2e.seed_cluster import access_applied, node_slices, pod_bound_kubeconfig
+from tests.e2e.seed_cluster import access_applied, node_devices, pod_bound_kubeconfig
 from tests.support.controlplane import ControlPlane, wait_for
 from tests.support.dcmi_stub import StubHost, build_library
 
@@ -38,11 +38,7 @@ class DcmiNode:
     plugin: PluginProcess
 
     def devices(self) -> dict[str, dict[str, Any]]:
-        return {
-            d["name"]: d
-            for s in node_slices(self.plane, self.node.name)
-            for d in s["spec"].get("devices", [])
-        }
+        return node_devices(self.plane, self.node.name)
 
     def taints(self, device: str) -> list[dict[str, Any]]:
         return list(self.devices().get(device, {}).get("taints") or [])

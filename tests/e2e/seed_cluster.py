@@ -134,6 +134,11 @@ def node_slices(plane: ControlPlane, node: str) -> list[dict[str, Any]]:
     ]
 
 
+def node_devices(plane: ControlPlane, node: str) -> dict[str, dict[str, Any]]:
+    """The devices of the node's slices, by name."""
+    return {d["name"]: d for s in node_slices(plane, node) for d in s["spec"].get("devices", [])}
+
+
 def published_devices(seed: Seed, node: str) -> dict[str, dict[str, Any]]:
     """The node's published devices by name (fails at once if its plugin died)."""
     plugin = seed.plugin(node)

@@ -29,7 +29,7 @@ from tests.e2e.seed_cluster import (
     NAMESPACE,
     SCHEDULE_S,
     access_applied,
-    node_slices,
+    node_devices,
     pod_bound_kubeconfig,
     read_claim,
     read_pod,
@@ -53,11 +53,7 @@ class TaintNode:
     plugin: PluginProcess
 
     def devices(self) -> dict[str, dict[str, Any]]:
-        return {
-            d["name"]: d
-            for s in node_slices(self.plane, self.node.name)
-            for d in s["spec"].get("devices", [])
-        }
+        return node_devices(self.plane, self.node.name)
 
     def probes(self) -> int:
         return self.smi.calls().count("info")

@@ -20,37 +20,19 @@ from npu_dra.adapters.instance_lock import InstanceLock
 from npu_dra.app.services.inventory import InventoryCache
 from npu_dra.app.services.preparer import ClaimPreparer
 from npu_dra.app.services.shared import SharedState, shared_if_seamless
-from npu_dra.domain.claims import Allocation, AllocationResult, ClaimRef
+from npu_dra.domain.claims import ClaimRef
 from npu_dra.domain.errors import StateError
-from npu_dra.domain.ids import (
-    ClaimName,
-    DeviceName,
-    DriverName,
-    Namespace,
-    NodeName,
-    PoolName,
-    RequestName,
-)
+from npu_dra.domain.ids import ClaimName, DriverName, Namespace, NodeName
 from npu_dra.domain.profile import ASCEND_NPU
+from tests.support.kubelet import allocated_claim
 
 NODE, DRIVER = NodeName("n1"), DriverName("npu.huawei.com")
 
 
 def claim(cluster: MemoryCluster, name: str, device: str) -> ClaimRef:
-    created = cluster.create(
-        {
-            "apiVersion": "resource.k8s.io/v1",
-            "kind": "ResourceClaim",
-            "metadata": {"name": name, "namespace": "default"},
-            "spec": {
-                "devices": {"requests": [{"name": "npu", "exactly": {"deviceClassName": "n"}}]}
-            },
-        }
-    )
-    ref = ClaimRef(Namespace("default"), ClaimName(name), created["metadata"]["uid"])
-    result = AllocationResult(RequestName("npu"), DRIVER, PoolName(NODE), DeviceName(device))
-    cluster.set_allocation(ref, Allocation((result,), NODE))
-    return ref
+    made = cluster.create(allocated_claim(name, [device], namespace="default", pool=NODE))
+    meta = made["metadata"]
+    return ClaimRef(Namespace(meta["namespace"]), ClaimName(meta["name"]), meta["uid"])
 
 
 def instance(data: Path, cluster: MemoryCluster, *, shared: bool) -> ClaimPreparer | SharedState:
