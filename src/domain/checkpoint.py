@@ -8,7 +8,11 @@ from npu_dra.domain.claims import ClaimRef
 from npu_dra.domain.ids import ClaimUID, DeviceName, PoolName, RequestName
 from npu_dra.domain.vnpu.instance import VnpuRecord
 
-CHECKPOINT_VERSION = 1
+# The format this version writes; it reads every version from OLDEST_CHECKPOINT_VERSION on.
+# 1: v0.1.0. 2: each device's identity (what it was when prepared: its PCI address or UUID),
+# so that after a reboot a claim is never silently pointed at another chip.
+CHECKPOINT_VERSION = 2
+OLDEST_CHECKPOINT_VERSION = 1
 
 
 @attrs.frozen
@@ -20,6 +24,7 @@ class PreparedDevice:
     admin_access: bool = False
     share_id: str | None = None
     vnpu: VnpuRecord | None = None  # a vNPU device: the vNPU made for it (recorded before creation)
+    identity: str | None = None  # the device's identity when prepared (None: read from version 1)
 
 
 @attrs.frozen
@@ -31,7 +36,9 @@ class PreparedClaim:
 @attrs.frozen
 class Checkpoint:
     claims: Mapping[ClaimUID, PreparedClaim] = attrs.field(factory=dict)
-    version: int = CHECKPOINT_VERSION
+    # The format it was read from (what is written is codec.py's choice); not part of what
+    # the checkpoint holds, so two checkpoints of the same claims are equal.
+    version: int = attrs.field(default=CHECKPOINT_VERSION, eq=False)
 
     def with_claim(self, claim: PreparedClaim) -> "Checkpoint":
         return attrs.evolve(self, claims={**self.claims, claim.ref.uid: claim})

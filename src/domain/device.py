@@ -58,6 +58,14 @@ class Device:
         if not is_dns_label(value):
             raise InventoryError(f"device name {value!r} is not a DNS label")
 
+    @property
+    def identity(self) -> str | None:
+        """Which physical device this is, whatever it is named after a reboot: its UUID (a
+        GPU's), else its PCI address; None where the hardware told neither."""
+        if self.uuid:
+            return f"uuid:{self.uuid}"
+        return f"pci:{self.pci_bus_id}" if self.pci_bus_id else None
+
 
 @attrs.frozen
 class HostFile:

@@ -103,4 +103,5 @@ def _prepared(
         cdi_ids=(cdi_id,),
         admin_access=result.admin_access,
         share_id=result.share_id,
+        identity=device.identity,
     )

@@ -120,6 +120,7 @@ def _prepared(result: AllocationResult, device: Handed) -> PreparedDevice:
         admin_access=result.admin_access,
         share_id=result.share_id,
         vnpu=device.vnpu,
+        identity=device.chip.identity,
     )
 
 

@@ -54,7 +54,7 @@ def test_the_file_carries_its_format_version_and_a_checksum(
     path: Path, store: FileCheckpointStore
 ) -> None:
     document = json.loads(path.read_text())
-    assert document["apiVersion"] == "npu-dra.checkpoint/v1"
+    assert document["apiVersion"] == "npu-dra.checkpoint/v2"
     assert document["checksum"].startswith("sha256:")
     assert list(document["claims"]) == ["uid-1"]
     assert path.stat().st_mode & 0o777 == 0o600
@@ -71,8 +71,8 @@ def test_the_file_carries_its_format_version_and_a_checksum(
         (lambda p: p.write_bytes(b""), "Expecting value"),
         (lambda p: p.write_bytes(b"\xff\xfe\x00"), "codec can't decode"),
         (
-            lambda p: rewrite(p, lambda d: d.update(apiVersion="npu-dra.checkpoint/v2")),
-            "version 2 was written by a newer npu-dra; this one reads version 1",
+            lambda p: rewrite(p, lambda d: d.update(apiVersion="npu-dra.checkpoint/v3")),
+            "version 3 was written by a newer npu-dra; this one reads versions 1 to 2",
         ),
         (
             lambda p: rewrite(p, lambda d: d.update(apiVersion="example.com/v1")),

@@ -4,6 +4,12 @@ The checkpoint is the only record of which devices prepared claims hold, so a do
 not exactly what we wrote (unknown version, damaged bytes, wrong types, a hostile UID) must fail
 loudly; treating it as empty would hand held devices to new claims. Structuring goes through a
 strict cattrs converter: cattrs alone would turn `"false"` into True and a string into a tuple.
+
+Versions (domain/checkpoint.py): every version from OLDEST_CHECKPOINT_VERSION on is read, and
+`Checkpoint.version` says which one was; what is written is the latest, except that a document
+with no claims is written as version 1, which every release reads: a drained node can go back to
+an older release, while one holding claims refuses it (the older release names the newer
+version and stops). A version-1 document may not carry a field version 1 did not have.
 """
 
 import hashlib
@@ -14,11 +20,19 @@ from typing import Any, TypeVar, get_args, get_origin
 
 import cattrs
 
-from npu_dra.domain.checkpoint import CHECKPOINT_VERSION, Checkpoint, PreparedClaim
+from npu_dra.domain.checkpoint import (
+    CHECKPOINT_VERSION,
+    OLDEST_CHECKPOINT_VERSION,
+    Checkpoint,
+    PreparedClaim,
+)
 from npu_dra.domain.errors import InvalidName
 from npu_dra.domain.ids import ClaimUID
 
-API_VERSION = f"npu-dra.checkpoint/v{CHECKPOINT_VERSION}"
+API_GROUP = "npu-dra.checkpoint"
+API_VERSION = f"{API_GROUP}/v{CHECKPOINT_VERSION}"
+EMPTY_VERSION = 1  # the version a document with no claims is written in
+NEW_IN = {"identity": 2}  # a device field: the version that brought it
 T = TypeVar("T")
 
 
@@ -26,37 +40,42 @@ class CheckpointFormatError(ValueError):
     """A checkpoint document is not one this codec wrote."""
 
 
+class NewerVersion(CheckpointFormatError):
+    """A whole document of a version newer than this one reads: never damage, never torn."""
+
+
 def encode(checkpoint: Checkpoint) -> dict[str, Any]:
-    if checkpoint.version != CHECKPOINT_VERSION:
-        raise CheckpointFormatError(f"cannot write checkpoint version {checkpoint.version}")
     if stray := [str(c.ref) for uid, c in checkpoint.claims.items() if c.ref.uid != uid]:
         raise CheckpointFormatError(f"claims filed under another claim's UID: {stray}")
     claims = {uid: _converter.unstructure(c) for uid, c in checkpoint.claims.items()}
-    return {"apiVersion": API_VERSION, "checksum": checksum(claims), "claims": claims}
+    version = CHECKPOINT_VERSION if claims else EMPTY_VERSION
+    return {"apiVersion": f"{API_GROUP}/v{version}", "checksum": checksum(claims), "claims": claims}
 
 
 def decode(document: object) -> Checkpoint:
     if not isinstance(document, dict) or document.keys() != {"apiVersion", "checksum", "claims"}:
         raise CheckpointFormatError("not an object of apiVersion, checksum and claims")
-    if document["apiVersion"] != API_VERSION:
-        raise CheckpointFormatError(_other_version(document["apiVersion"]))
+    version = _version(document["apiVersion"])
     if document["checksum"] != checksum(document["claims"]):
         raise CheckpointFormatError("checksum mismatch: the claims were changed or damaged")
     if not isinstance(document["claims"], dict):
         raise CheckpointFormatError("claims is not an object")
-    return Checkpoint(claims={uid: _claim(uid, raw) for uid, raw in document["claims"].items()})
+    claims = {uid: _claim(uid, raw, version) for uid, raw in document["claims"].items()}
+    return Checkpoint(claims=claims, version=version)
 
 
-def _other_version(api_version: object) -> str:
-    """Why a checkpoint of another apiVersion is refused: a newer one is named as such, so a
-    downgrade over prepared claims stops with what to do instead of guessing at the format."""
+def _version(api_version: object) -> int:
+    """The document's version, if this one reads it; otherwise why not: a newer one is named
+    as such, so a downgrade over prepared claims stops with what to do instead of guessing."""
     found = re.fullmatch(r"npu-dra\.checkpoint/v(\d{1,6})", str(api_version)[:64])
-    if found is None or int(found.group(1)) < CHECKPOINT_VERSION:
-        return f"unknown apiVersion {str(api_version)[:64]!r}"
-    return (
-        f"checkpoint version {found.group(1)} was written by a newer npu-dra; this one reads "
-        f"version {CHECKPOINT_VERSION} and will not guess at it: run the newer version again, or "
-        "downgrade only a node without prepared claims (drain it first)"
+    if found is None or int(found.group(1)) < OLDEST_CHECKPOINT_VERSION:
+        raise CheckpointFormatError(f"unknown apiVersion {str(api_version)[:64]!r}")
+    if (version := int(found.group(1))) <= CHECKPOINT_VERSION:
+        return version
+    raise NewerVersion(
+        f"checkpoint version {version} was written by a newer npu-dra; this one reads versions "
+        f"{OLDEST_CHECKPOINT_VERSION} to {CHECKPOINT_VERSION} and will not guess at it: run the "
+        "newer version again, or downgrade only a node without prepared claims (drain it first)"
     )
 
 
@@ -66,7 +85,11 @@ def checksum(claims: object) -> str:
     return f"sha256:{hashlib.sha256(canonical.encode()).hexdigest()}"
 
 
-def _claim(uid: ClaimUID, raw: object) -> PreparedClaim:
+def _claim(uid: ClaimUID, raw: object, version: int) -> PreparedClaim:
+    if later := _fields_after(raw, version):
+        raise CheckpointFormatError(
+            f"claim {uid[:80]!r}: {', '.join(later)} not in version {version} of the checkpoint"
+        )
     try:
         claim = _converter.structure(raw, PreparedClaim)
     except cattrs.BaseValidationError as e:
@@ -78,6 +101,20 @@ def _claim(uid: ClaimUID, raw: object) -> PreparedClaim:
     if claim.ref.uid != uid:
         raise CheckpointFormatError(f"claim {claim.ref} is filed under UID {uid[:80]!r}")
     return claim
+
+
+def _fields_after(raw: object, version: int) -> list[str]:
+    """Device fields of `raw` that came after `version` (none where it is not that shape)."""
+    devices = raw.get("devices") if isinstance(raw, dict) else None
+    return sorted(
+        {
+            name
+            for device in (devices if isinstance(devices, list) else ())
+            if isinstance(device, dict)
+            for name in device
+            if NEW_IN.get(name, 0) > version
+        }
+    )
 
 
 def _strict(kind: type[T]) -> Callable[[object, type[T]], T]:

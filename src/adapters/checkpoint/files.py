@@ -22,6 +22,16 @@ then the new change is appended. A crash between the first two steps leaves the 
 over a snapshot that already holds their effect; applying them again changes nothing (each line
 sets claims to the values they have, or removes claims that are gone), so the order is safe.
 
+Versions (codec.py): state an older version wrote (any document of it with claims) is read
+as it is and rewritten only by the first save, as a compaction before that save's line, so an
+older instance still running beside this one (a surge upgrade) reads the files until this one
+first changes them. A save that leaves no claims compacts after its line, leaving a snapshot
+with no claims (written as version 1) and an empty journal, which any release reads; the next
+save that adds a claim makes it the snapshot (in this version) instead of appending it. So
+whenever claims are held, the snapshot is of this version, and an older release refuses the
+files rather than read a newer journal line as one a crash cut short (which it would ignore).
+A whole journal line of a newer version is refused here too, never taken for a torn one.
+
 Nothing at these names is written through or trusted to be ours (adapters/atomic.py): both are
 read only as regular files, never through a link, never blocking, up to their size limits (a
 larger file is refused, like a damaged one); any other entry at either name (a link, a FIFO, a
@@ -31,6 +41,7 @@ the save compacts first, as above (the new, empty journal is renamed over the en
 """
 
 import json
+import logging
 import os
 import threading
 from pathlib import Path
@@ -46,8 +57,8 @@ from npu_dra.adapters.atomic import (
     read_regular,
     remove_temp_files,
 )
-from npu_dra.adapters.checkpoint.codec import CheckpointFormatError, decode, encode
-from npu_dra.domain.checkpoint import Checkpoint
+from npu_dra.adapters.checkpoint.codec import CheckpointFormatError, NewerVersion, decode, encode
+from npu_dra.domain.checkpoint import CHECKPOINT_VERSION, Checkpoint
 from npu_dra.domain.errors import StateError
 from npu_dra.domain.ids import ClaimUID
 
@@ -66,6 +77,7 @@ COMPACT_AFTER_BYTES = 16 << 20  # journal bytes before they are folded into the 
 # line, and a line at most every claim of a checkpoint (written compactly: smaller than the
 # snapshot's indented form).
 MAX_JOURNAL_BYTES = COMPACT_AFTER_BYTES + MAX_CHECKPOINT_BYTES
+log = logging.getLogger(__name__)
 
 
 class FileCheckpointStore:
@@ -78,6 +90,7 @@ class FileCheckpointStore:
         self._good_size = 0  # bytes of the journal up to its last complete, valid line
         self._torn = False  # the journal ends in a line a crash cut (cut it before appending)
         self._journaled = False  # the journal file exists
+        self._older: int | None = None  # the files hold claims in this older version
         self._lock = threading.Lock()  # saves from several threads are written one at a time
         self._foreign = ForeignEntries("checkpoint directory")
 
@@ -97,6 +110,7 @@ class FileCheckpointStore:
             self._save(checkpoint)
 
     def _load(self) -> Checkpoint:
+        self._older = None
         checkpoint = self._load_snapshot()
         data = self._read(self.journal, "checkpoint journal", MAX_JOURNAL_BYTES)
         self._journaled = data is not None
@@ -114,25 +128,41 @@ class FileCheckpointStore:
         if not put and not removed and checkpoint.version == before.version:
             return
         try:
-            if not self._journaled:  # the first save: a snapshot of it, and an empty journal
-                self._compact(checkpoint)
-            else:
-                if self._lines >= COMPACT_AFTER or self._good_size >= COMPACT_AFTER_BYTES:
-                    self._compact(before)
-                self._append(_line(Checkpoint(claims=put), removed), before)
+            self._write(before, checkpoint, _line(Checkpoint(claims=put), removed))
         except OSError as e:
             self._saved = None  # unknown what reached the disk: read it again before the next
             raise StateError(f"checkpoint {self.journal}: cannot write: {e}") from e
         self._saved = checkpoint
+
+    def _write(self, before: Checkpoint, checkpoint: Checkpoint, line: bytes) -> None:
+        """Bring the files from `before` (what they hold) to `checkpoint`; `line` the change."""
+        if not self._journaled or not before.claims:
+            # The first save, or the first claim on a drained node: the snapshot (in this
+            # version), after folding in any journal (see the module's note on the order).
+            if self._journaled and self._lines:
+                self._compact(before)
+            self._compact(checkpoint)
+            return
+        if self._lines >= COMPACT_AFTER or self._good_size >= COMPACT_AFTER_BYTES or self._older:
+            self._compact(before)
+        self._append(line, before)
+        if not checkpoint.claims:
+            self._compact(checkpoint)  # what a drained node leaves: any release reads it
+
+    def _note_version(self, read: Checkpoint) -> None:
+        if read.claims and read.version < CHECKPOINT_VERSION:
+            self._older = min(read.version, self._older or read.version)
 
     def _load_snapshot(self) -> Checkpoint:
         data = self._read(self.path, "checkpoint", MAX_CHECKPOINT_BYTES)
         if data is None:
             return Checkpoint()
         try:
-            return decode(json.loads(data))
+            checkpoint = decode(json.loads(data))
         except ValueError as e:  # JSONDecodeError, UnicodeDecodeError, CheckpointFormatError
             raise StateError(f"checkpoint {self.path}: {e}") from e
+        self._note_version(checkpoint)
+        return checkpoint
 
     def _read(self, path: Path, what: str, limit: int) -> bytes | None:
         """The file's bytes; None if absent or not ours (a link, FIFO, directory: reported)."""
@@ -154,11 +184,14 @@ class FileCheckpointStore:
         for number, raw in enumerate(lines, start=1):
             try:
                 put, removed = _parse(raw)
+            except NewerVersion as e:  # whole, just not ours to read: refused like damage
+                raise StateError(f"checkpoint journal {self.journal}, line {number}: {e}") from e
             except ValueError as e:
                 if number == len(lines) and not tail:  # the last line: a save that never returned
                     self._torn = True
                     break
                 raise StateError(f"checkpoint journal {self.journal}, line {number}: {e}") from e
+            self._note_version(put)
             claims.update(put.claims)
             for uid in removed:
                 claims.pop(uid, None)
@@ -186,6 +219,12 @@ class FileCheckpointStore:
             dir_mode=DIR_MODE,
         )
         self._lines, self._good_size, self._torn, self._journaled = 0, 0, False, True
+        if self._older is not None and saved.claims:
+            log.info(
+                "checkpoint %s: migrated %d claims from version %d to %d",
+                self.path, len(saved.claims), self._older, CHECKPOINT_VERSION,
+            )  # fmt: skip
+        self._older = None
         self._foreign.forget(self.path)
         self._foreign.forget(self.journal)
 

@@ -239,3 +239,15 @@ def test_the_plan_uses_the_inventory_s_dev_root_and_driver_files() -> None:
     assert [(m.host_path, m.container_path) for m in planned.spec.edits.mounts] == [
         ("/srv/npu-smi", "/usr/local/bin/npu-smi")
     ]
+
+
+def test_each_prepared_device_records_which_physical_device_it_is() -> None:
+    """The checkpoint's identity: after a reboot a name may point at another chip."""
+    on_bus = attrs.evolve(NODE.inventory.devices[0], pci_bus_id="0000:c1:00.0")
+    gpu_like = attrs.evolve(NODE.inventory.devices[1], uuid="GPU-1", pci_bus_id="0000:18:00.0")
+    inventory = attrs.evolve(
+        NODE.inventory, devices=(on_bus, gpu_like, *NODE.inventory.devices[2:])
+    )
+    node = attrs.evolve(NODE, inventory=inventory)
+    planned = plan_prepare(claim(result("npu-0"), result("npu-1"), result("npu-2")), node, {})
+    assert [d.identity for d in planned.claim.devices] == ["pci:0000:c1:00.0", "uuid:GPU-1", None]
