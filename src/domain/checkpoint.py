@@ -5,6 +5,7 @@ from collections.abc import Mapping
 import attrs
 
 from npu_dra.domain.claims import ClaimRef
+from npu_dra.domain.device import NodeInventory
 from npu_dra.domain.ids import ClaimUID, DeviceName, PoolName, RequestName
 from npu_dra.domain.vnpu.instance import VnpuRecord
 
@@ -63,3 +64,19 @@ class Checkpoint:
             for device in claim.devices
             if device.vnpu is not None
         }
+
+
+def gone_devices(claim: PreparedClaim, inventory: NodeInventory) -> tuple[str, ...]:
+    """Why devices of a prepared claim are not the ones it was prepared with: one gone from the
+    node, or a name that is now another device (a reboot, a swap: its identity differs; a vNPU
+    is its chip's). Empty when all are there, or where an identity was not recorded (version 1)
+    or is not told now: then only the name can be checked."""
+    found = []
+    for prepared in claim.devices:
+        name = prepared.vnpu.chip if prepared.vnpu else prepared.device
+        device = inventory.get(name)
+        if device is None:
+            found.append(f"{name} is gone from this node")
+        elif prepared.identity and device.identity and prepared.identity != device.identity:
+            found.append(f"{name} is now {device.identity}, prepared as {prepared.identity}")
+    return tuple(found)

@@ -30,6 +30,10 @@ class PrepareError(DomainError):
     """A claim cannot be prepared on this node; the message goes into the claim's response slot."""
 
 
+class DeviceGone(PrepareError):
+    """A prepared claim's device is gone from the node, or its name is now another device."""
+
+
 class NotFound(DomainError):
     """An object the caller named does not exist (or, for claims, has another UID)."""
 

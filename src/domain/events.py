@@ -86,5 +86,12 @@ def prepare_failure_event(ref: ClaimRef, error: str) -> ClusterEvent | None:
     return ClusterEvent(claim, "PrepareFailed", note[:MAX_NOTE], EventType.WARNING)
 
 
+def device_gone_event(ref: ClaimRef, why: str) -> ClusterEvent:
+    """On a prepared claim whose device is gone, or whose device's name is now another device."""
+    claim = Regarding("ResourceClaim", ref.name, ref.namespace, ref.uid, "resource.k8s.io/v1")
+    note = f"{why}; delete and recreate the pod (and its claim) to get another device"
+    return ClusterEvent(claim, "PreparedDeviceGone", note[:MAX_NOTE], EventType.WARNING)
+
+
 def _describe(device: Device) -> str:
     return f"{device.name} ({device.chip_name}, card {device.card_id} chip {device.chip_id})"

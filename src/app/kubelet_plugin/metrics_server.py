@@ -18,6 +18,7 @@ from npu_dra.adapters.metrics.prometheus import (
     ValueCollector,
 )
 from npu_dra.app.services.inventory import InventoryCache
+from npu_dra.domain.checkpoint import gone_devices
 from npu_dra.domain.ports import CheckpointStore
 
 log = logging.getLogger(__name__)
@@ -32,18 +33,23 @@ def registered(state: RegistrationState) -> float:
     return 1.0 if status.registered else 0.0
 
 
-def serve_metrics(
-    *,
+def claims_device_gone(inventory: InventoryCache, checkpoints: CheckpointStore) -> float:
+    """Prepared claims a device of which is gone, or is now another device (0 before the
+    hardware has answered: nothing is known to be gone)."""
+    known = inventory.known()
+    if known is None:
+        return 0.0
+    claims = checkpoints.load().claims.values()
+    return float(sum(1 for claim in claims if gone_devices(claim, known)))
+
+
+def watch_state(
     metrics: PrometheusMetrics,
-    port: int | None,
-    host: str,
     inventory: InventoryCache,
     registration: RegistrationState,
     checkpoints: CheckpointStore,
-) -> Iterator[WSGIServer | None]:
-    if port is None or port < 0:
-        yield None
-        return
+) -> None:
+    """The state series, read from what holds the state at each scrape."""
     metrics.watch(DeviceHealthCollector(inventory.current))
     metrics.watch(
         ValueCollector(
@@ -60,6 +66,29 @@ def serve_metrics(
             lambda: float(len(checkpoints.load().claims)),
         )
     )
+    metrics.watch(
+        ValueCollector(
+            "npu_dra_claims_device_gone",
+            "Prepared claims a device of which is gone from this node or is now another device "
+            "(after a reboot or a swap): their CDI specs are removed, their pods run without it.",
+            lambda: claims_device_gone(inventory, checkpoints),
+        )
+    )
+
+
+def serve_metrics(
+    *,
+    metrics: PrometheusMetrics,
+    port: int | None,
+    host: str,
+    inventory: InventoryCache,
+    registration: RegistrationState,
+    checkpoints: CheckpointStore,
+) -> Iterator[WSGIServer | None]:
+    if port is None or port < 0:
+        yield None
+        return
+    watch_state(metrics, inventory, registration, checkpoints)
     holder = _Bound(metrics, port, host)
     try:
         yield holder.server

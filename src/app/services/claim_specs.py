@@ -7,20 +7,37 @@ than trusted. Only a spec that differs from the recomputed one is written.
 
 Recomputing needs the node's inventory (the hardware's answer); finding which specs are missing
 does not, so a start whose specs are all there serves before the hardware has answered.
+
+A claim whose device is gone, or whose device's name is now another device (its identity, from
+the checkpoint, differs: a reboot, a swap), gets no spec: one it has is removed, so a container
+started again fails on the missing CDI device instead of getting a chip nobody allocated to it.
 """
 
 import logging
 from collections.abc import Callable, Iterable
 
+import attrs
+
 from npu_dra.app.services.vnpu import VnpuService
 from npu_dra.domain.cdi import CdiSpec, claim_cdi_spec
-from npu_dra.domain.checkpoint import Checkpoint, PreparedClaim
-from npu_dra.domain.errors import DomainError
+from npu_dra.domain.checkpoint import Checkpoint, PreparedClaim, gone_devices
+from npu_dra.domain.claims import ClaimRef
+from npu_dra.domain.errors import DeviceGone, DomainError
 from npu_dra.domain.ids import ClaimUID
 from npu_dra.domain.ports import CdiStore
 from npu_dra.domain.prepare import NodeContext
 
 log = logging.getLogger(__name__)
+
+
+@attrs.frozen
+class SpecRepair:
+    """What `rewrite_all` did: specs rewritten, claims it could not compute a spec for, and the
+    claims whose devices are gone (each with why; their specs removed)."""
+
+    rewritten: tuple[ClaimUID, ...] = ()
+    problems: tuple[str, ...] = ()
+    gone: tuple[tuple[ClaimRef, str], ...] = ()
 
 
 class ClaimSpecs:
@@ -59,19 +76,23 @@ class ClaimSpecs:
         """The checkpointed claims whose spec is lost."""
         return tuple(uid for uid, claim in sorted(checkpoint.claims.items()) if self.lost(claim))
 
-    def rewrite_all(self, checkpoint: Checkpoint) -> tuple[tuple[ClaimUID, ...], tuple[str, ...]]:
-        """Bring every checkpointed claim's spec in step: the UIDs rewritten, and one problem
-        per claim whose spec cannot be recomputed (the others are still repaired)."""
+    def rewrite_all(self, checkpoint: Checkpoint) -> SpecRepair:
+        """Bring every checkpointed claim's spec in step (one claim failing does not stop the
+        others): see SpecRepair."""
         rewritten: list[ClaimUID] = []
         problems: list[str] = []
+        gone: list[tuple[ClaimRef, str]] = []
         for uid, claim in sorted(checkpoint.claims.items()):
             try:
                 if claim.devices and self.rewrite(claim):
                     rewritten.append(uid)
+            except DeviceGone as error:
+                self.discard([uid])
+                gone.append((claim.ref, str(error)))
             except DomainError as error:
                 problems.append(f"claim {claim.ref}: {error}")
                 log.error("cannot repair CDI spec of %s: %s", claim.ref, error)
-        return tuple(rewritten), tuple(problems)
+        return SpecRepair(tuple(rewritten), tuple(problems), tuple(gone))
 
     def rewrite(self, claim: PreparedClaim) -> bool:
         """Recompute the spec from the checkpoint and write it if it differs; True if written."""
@@ -97,6 +118,11 @@ class ClaimSpecs:
 
     def _spec_of(self, claim: PreparedClaim) -> CdiSpec:
         context = self._context()
+        if gone := gone_devices(claim, context.inventory):
+            raise DeviceGone(
+                f"{'; '.join(gone)}: not pointed at another device; its pod keeps running "
+                "without it until deleted"
+            )
         if self._vnpus is not None and any(d.vnpu for d in claim.devices):
             return self._vnpus.spec(claim, context)
         inventory = context.inventory

@@ -6,7 +6,11 @@ It is tried at once, then again with back-off (1 s, doubling up to 5 min) while 
 does not answer, until one pass has run with the hardware answering. What it finds is logged once
 per change, never once per try: a hung npu-smi gives one line, not one every few seconds. A vNPU
 no checkpoint record names is reported (a warning, and a Warning Event on the Node, which the
-event sink rate-limits), never destroyed.
+event sink rate-limits), never destroyed; a prepared claim whose device is gone, or is now another
+device, gets a Warning Event (PreparedDeviceGone) on the claim.
+
+After a reboot the first pass runs before the plugin serves (`run_once`), so containers started
+again find their CDI specs and vNPUs; `run` goes on from there if the hardware did not answer.
 """
 
 import logging
@@ -17,7 +21,13 @@ from npu_dra.app.services.backoff import Backoff
 from npu_dra.app.services.event_sink import EventSink
 from npu_dra.app.services.restart_repair import RepairReport, log_report
 from npu_dra.domain.errors import DomainError
-from npu_dra.domain.events import MAX_NOTE, ClusterEvent, EventType, Regarding
+from npu_dra.domain.events import (
+    MAX_NOTE,
+    ClusterEvent,
+    EventType,
+    Regarding,
+    device_gone_event,
+)
 from npu_dra.domain.ids import NodeName
 
 log = logging.getLogger(__name__)
@@ -26,7 +36,7 @@ FIRST_RETRY_S = 1.0
 MAX_RETRY_S = 300.0
 STOP_WAIT_S = 2.0  # a pass stuck on a hung npu-smi is not waited for (daemon thread)
 FOREIGN_REASON = "ForeignVnpu"
-Said = tuple[str | None, tuple[str, ...], tuple[str, ...]]
+Said = tuple[str | None, tuple[str, ...], tuple[str, ...], tuple[object, ...]]
 
 
 class HardwareReconcile:
@@ -49,6 +59,7 @@ class HardwareReconcile:
         self._stop = threading.Event()
         self.finished = threading.Event()  # a pass ran with the hardware answering
         self._thread: threading.Thread | None = None
+        self._said: Said | None = None  # what the last pass found, as told
 
     def start(self) -> None:
         self._thread = threading.Thread(target=self.run, name="hardware-reconcile", daemon=True)
@@ -59,13 +70,22 @@ class HardwareReconcile:
         if self._thread is not None:
             self._thread.join(timeout=STOP_WAIT_S)
 
+    def run_once(self) -> RepairReport:
+        """One pass now, in the caller's thread (before serving, after a reboot); `run`
+        (start) then has nothing left to do if the hardware answered."""
+        report = self._try()
+        self._said = self._tell(report, self._said, self._first)
+        if report.waiting is None:
+            self.finished.set()
+        return report
+
     def run(self) -> None:
         """Until a pass runs with the hardware answering, or stop()."""
-        backoff, said = Backoff(self._first, max(self._first, self._max)), None
-        while not self._stop.is_set():
+        backoff = Backoff(self._first, max(self._first, self._max))
+        while not self._stop.is_set() and not self.finished.is_set():
             report = self._try()
             delay = backoff.next()
-            said = self._tell(report, said, delay)
+            self._said = self._tell(report, self._said, delay)
             if report.waiting is None:
                 self.finished.set()
                 return
@@ -83,13 +103,16 @@ class HardwareReconcile:
 
     def _tell(self, report: RepairReport, said: Said | None, delay: float) -> Said:
         """Log (and report) what changed since the last try; the new state."""
-        now: Said = (report.waiting, report.unrepairable, report.foreign)
+        now: Said = (report.waiting, report.unrepairable, report.foreign, report.gone)
         if now == said:
             log.debug("%s: nothing changed (%s)", self._what, report.waiting)
             return now
         log_report(report, f"{self._what}:")
         if report.foreign and (said is None or report.foreign != said[2]):
             self._report_foreign(report.foreign)
+        for ref, why in report.gone:
+            if self._events is not None and (said is None or (ref, why) not in said[3]):
+                self._events.emit(device_gone_event(ref, why))
         if report.waiting is not None:
             log.warning(
                 "%s waits for the hardware, retrying in %.0fs (less often after): %s",

@@ -19,10 +19,11 @@ from typing import Protocol, TypeVar, runtime_checkable
 
 import attrs
 
-from npu_dra.app.services.claim_specs import ClaimSpecs
+from npu_dra.app.services.claim_specs import ClaimSpecs, SpecRepair
 from npu_dra.app.services.inventory import InventoryCache
 from npu_dra.app.services.vnpu import VnpuService
 from npu_dra.domain.checkpoint import Checkpoint
+from npu_dra.domain.claims import ClaimRef
 from npu_dra.domain.errors import DomainError
 from npu_dra.domain.ids import ClaimUID
 from npu_dra.domain.ports import CdiStore
@@ -48,6 +49,7 @@ class RepairReport:
     temp_files: tuple[str, ...] = ()
     foreign: tuple[str, ...] = ()  # vNPUs no record names: reported, left as they are
     waiting: str | None = None  # why the part that needs the hardware has not (all) run
+    gone: tuple[tuple[ClaimRef, str], ...] = ()  # claims whose devices are gone, and why
 
     def then(self, later: "RepairReport") -> "RepairReport":
         """This report, followed by a later part's (which says what still waits)."""
@@ -58,6 +60,7 @@ class RepairReport:
             _unique(self.temp_files, later.temp_files),
             _unique(self.foreign, later.foreign),
             later.waiting,
+            _unique(self.gone, later.gone),
         )
 
 
@@ -107,8 +110,8 @@ class StartupRepair:
             )
             return RepairReport((), removed, unrepairable, temp_files, waiting=waiting)
         with self._lock:
-            rewritten, unrepairable = self._specs.rewrite_all(self._current())
-        return RepairReport(rewritten, removed, unrepairable, temp_files)
+            done = self._specs.rewrite_all(self._current())
+        return RepairReport(done.rewritten, removed, done.problems, temp_files, gone=done.gone)
 
     def with_hardware(self) -> RepairReport:
         """Every spec recomputed, the chips' vNPUs brought in step with the records; `waiting`
@@ -119,17 +122,19 @@ class StartupRepair:
             return RepairReport(waiting=f"no inventory: {error}")
         with self._lock:
             snapshot = self._current()
-            rewritten, unrepairable = self._specs.rewrite_all(snapshot)
+            specs = self._specs.rewrite_all(snapshot)
         if self._vnpus is None:
-            return RepairReport(rewritten, unrepairable=unrepairable)
-        survey = self._vnpus.survey(snapshot, inventory)  # outside the lock: npu-smi per chip
+            return RepairReport(specs.rewritten, unrepairable=specs.problems, gone=specs.gone)
+        # A gone claim's vNPUs are not made again: on another chip they would re-point it.
+        survey = self._vnpus.survey(_without(snapshot, specs), inventory)  # outside the lock
         with self._lock:
-            done = self._vnpus.restore(survey, self._current(), inventory)
+            done = self._vnpus.restore(survey, _without(self._current(), specs), inventory)
         return RepairReport(
-            rewritten,
-            unrepairable=unrepairable + done.problems,
+            specs.rewritten,
+            unrepairable=specs.problems + done.problems,
             foreign=done.foreign,
             waiting=survey.unlisted,
+            gone=specs.gone,
         )
 
     def _files(self) -> tuple[tuple[str, ...], tuple[ClaimUID, ...], Checkpoint]:
@@ -164,11 +169,18 @@ def log_report(report: RepairReport, prefix: str) -> None:
             "running container uses); left as it is, never destroyed",
             prefix, vnpu,
         )  # fmt: skip
+    for ref, why in report.gone:
+        log.error("%s claim %s: %s", prefix, ref, why)
     if report.rewritten or report.removed:
         log.info(
             "%s rewrote CDI specs of %s, removed %s",
             prefix, list(report.rewritten), list(report.removed),
         )  # fmt: skip
+
+
+def _without(checkpoint: Checkpoint, specs: SpecRepair) -> Checkpoint:
+    gone = {ref.uid for ref, _ in specs.gone}
+    return Checkpoint(claims={u: c for u, c in checkpoint.claims.items() if u not in gone})
 
 
 def _unique(first: Iterable[T], second: Iterable[T]) -> tuple[T, ...]:

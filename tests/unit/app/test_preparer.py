@@ -352,9 +352,10 @@ def test_repair_reports_a_claim_whose_device_is_gone_and_repairs_the_rest(node: 
     node.cdi.memory.remove(uid=kept.uid)
     report = node.preparer.repair()
     assert report.rewritten == (kept.uid,)
-    assert len(report.unrepairable) == 1
-    assert ghost.uid in report.unrepairable[0]
-    assert "npu-9" in report.unrepairable[0]
+    assert report.unrepairable == ()
+    [(ref, why)] = report.gone
+    assert ref.uid == ghost.uid
+    assert "npu-9 is gone from this node" in why
 
 
 def test_a_checkpointed_claim_whose_spec_cannot_be_rebuilt_fails_alone(node: Node) -> None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import logging
 
+import attrs
 import pytest
 
 from npu_dra.adapters.cdi.memory import MemoryCdiStore
@@ -25,7 +26,7 @@ from npu_dra.app.services.preparer import ClaimPreparer
 from npu_dra.app.services.vnpu import VnpuService
 from npu_dra.domain.checkpoint import Checkpoint
 from npu_dra.domain.claims import Allocation, AllocationResult, ClaimRef
-from npu_dra.domain.device import Device
+from npu_dra.domain.device import Device, NodeInventory
 from npu_dra.domain.ids import (
     ClaimName,
     DeviceName,
@@ -207,3 +208,38 @@ def test_unreadable_vnpu_offers_publish_whole_chips_asking_once_a_probe_said_onc
     said = [r.getMessage() for r in caplog.records]
     assert sum(BROKEN in m for m in said) == 1
     assert sum("vNPU offers read again" in m for m in said) == 1
+
+
+class MovedChip:
+    """The hardware after a reboot in which npu-0's name went to another chip (PCI address)."""
+
+    def __init__(self, hardware: FakeHardware) -> None:
+        self._hardware = hardware
+
+    def probe(self) -> NodeInventory:
+        found = self._hardware.probe()
+        devices = tuple(
+            attrs.evolve(d, pci_bus_id="0000:99:00.0") if d.name == "npu-0" else d
+            for d in found.devices
+        )
+        return attrs.evolve(found, devices=devices)
+
+
+def test_after_a_reboot_a_vnpu_is_made_again_only_on_the_chip_it_was_made_on(node: Node) -> None:
+    ours = node.claim("ours", OURS)
+    assert node.preparer.prepare([ours])[ours.uid].error is None
+    node.table.inner.destroy(device=node.chip0(), vnpu_id=100)  # the reboot emptied the table
+    moved = ClaimPreparer(
+        cluster=node.cluster, cdi=node.cdi, checkpoints=node.checkpoints,
+        inventory=InventoryCache(VnpuProbe(MovedChip(node.hardware), node.table)),  # type: ignore[arg-type]
+        driver=DRIVER, profile=ASCEND_NPU,
+        vnpus=VnpuService(table=node.table, checkpoints=node.checkpoints),
+    )  # fmt: skip
+    report = moved.repair_hardware()
+    assert [ref.uid for ref, _ in report.gone] == [ours.uid]
+    assert node.vnpu_ids() == []  # not made on the chip that now carries npu-0's name
+    assert node.cdi.read(uid=ours.uid) is None
+    report = node.start().repair_hardware()  # the same chip after the reboot: made again
+    assert report.gone == ()
+    assert node.vnpu_ids() == [100]
+    assert node.cdi.read(uid=ours.uid) is not None
