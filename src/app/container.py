@@ -27,10 +27,12 @@ from npu_dra.app.services.maintainer import PoolMaintainer, maintained_pool
 from npu_dra.app.services.preparer import ClaimPreparer
 from npu_dra.app.services.publisher import PoolPublisher
 from npu_dra.app.services.shared import shared_if_seamless
+from npu_dra.app.services.uninstall import Drain, UninstallGate
 from npu_dra.app.services.vnpu import vnpu_service_for
 from npu_dra.app.wiring.cluster import (
     kube_api,
     kube_cluster,
+    kube_daemonset_watcher,
     kube_events,
     kube_taint_support,
     memory_cluster,
@@ -44,12 +46,14 @@ from npu_dra.app.wiring.hardware import (
 )
 from npu_dra.app.wiring.kubelet_plugin import (
     instance_lock,
+    reboot_check,
     registration_state,
     remove_dead_instances,
     running_liveness,
     running_metrics,
     running_plugin_sockets,
     this_instance,
+    watched_daemonset,
 )
 from npu_dra.app.wiring.node import (
     cdi_files,
@@ -66,7 +70,13 @@ from npu_dra.app.wiring.node import (
 )
 from npu_dra.app.wiring.simulate import selector_evaluator
 from npu_dra.domain.ids import DriverName, NodeName
-from npu_dra.domain.ports import ClusterApi, DeviceTaintSupport, EventRecorder, NodeDirectory
+from npu_dra.domain.ports import (
+    ClusterApi,
+    DaemonSetWatcher,
+    DeviceTaintSupport,
+    EventRecorder,
+    NodeDirectory,
+)
 from npu_dra.domain.profile import node_profile
 
 if TYPE_CHECKING:
@@ -80,6 +90,10 @@ class NodeContainer(containers.DeclarativeContainer):
     event_recorder: providers.Dependency[EventRecorder] = providers.Dependency(default=cluster)
     # Where the plugin's Node is looked up (kept not ready while it is missing); None: nowhere.
     node_directory: providers.Dependency[NodeDirectory | None] = providers.Dependency(
+        default=providers.Object(None)
+    )
+    # Where the plugin's DaemonSet is watched (README "Uninstalling"); None: nowhere.
+    daemonset_watcher: providers.Dependency[DaemonSetWatcher | None] = providers.Dependency(
         default=providers.Object(None)
     )
 
@@ -181,11 +195,18 @@ class NodeContainer(containers.DeclarativeContainer):
     dra_api_lock = providers.Resource(held_api_lock, settings, "dra")
     classic_api_lock = providers.Resource(held_api_lock, settings, "device-plugin")
     registration = providers.Singleton(registration_state)
+    # Uninstalling: SIGTERM after the DaemonSet's deletion closes the gate and drains.
+    uninstall_watch = providers.Resource(watched_daemonset, settings, daemonset_watcher)
+    uninstall_gate = providers.Singleton(UninstallGate, metered_preparer, checkpoint_store)
+    uninstall_drain = providers.Singleton(
+        Drain, checkpoints=checkpoint_store, cdi=cdi_store, gate=uninstall_gate
+    )
     dead_instances_removed = providers.Callable(remove_dead_instances, settings, instance)
+    reboot = providers.Singleton(reboot_check, settings)
     plugin_server = providers.Resource(
         running_plugin_sockets,
         settings=settings,
-        preparer=metered_preparer,
+        preparer=uninstall_gate,
         inventory=inventory,
         state=registration,
         instance=instance,
@@ -246,6 +267,11 @@ class Container(containers.DeclarativeContainer):
         memory=cluster,
         kubernetes=providers.Singleton(kube_events, api),
     )
+    daemonset_watcher = providers.Selector(
+        settings.provided.cluster,
+        memory=providers.Object(None),
+        kubernetes=providers.Singleton(kube_daemonset_watcher, api),
+    )
     selector_evaluator = providers.Singleton(selector_evaluator)
     node = providers.Container(
         NodeContainer,
@@ -257,6 +283,7 @@ class Container(containers.DeclarativeContainer):
             settings.provided.cluster, memory=providers.Object(None), kubernetes=cluster
         ),
         metrics=metrics,
+        daemonset_watcher=daemonset_watcher,
     )
 
 

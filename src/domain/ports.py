@@ -104,6 +104,18 @@ class SliceWatcher(Protocol):
         ...
 
 
+class DaemonSetWatcher(Protocol):
+    """Tells the kubelet plugin whether the DaemonSet that runs it still stands: its deletion
+    is an uninstall, and the plugin then outlives the pods using its devices."""
+
+    def watch_daemonset(
+        self, *, namespace: str, name: str, on_report: Callable[[bool], None]
+    ) -> Stoppable:
+        """Call `on_report(standing)` (from any thread), standing meaning the DaemonSet exists
+        and is not being deleted: once it is known, then after each change, until stopped."""
+        ...
+
+
 class CdiStore(Protocol):
     """Where CDI specs live (a runtime-watched directory in production)."""
 

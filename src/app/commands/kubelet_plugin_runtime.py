@@ -10,14 +10,15 @@ that fails, hangs or answers garbage, serves at once; the pool is published in t
 retried until the API server answers, and what needs the hardware (specs recomputed, vNPUs
 brought in step) runs in the background too, with back-off (app/services/hardware_reconcile.py).
 Only a missing CDI spec waits for the first probe, once, bounded by --probe-timeout. Shutdown
-runs the other way: the registration socket goes first. A damaged checkpoint stops the start
+runs the other way: the registration socket goes first; during an uninstall, only once no claim
+is prepared any more (app/services/uninstall.py). A damaged checkpoint stops the start
 with the file's name and is left as it is.
 """
 
 import logging
 import threading
 import time
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 from npu_dra.app.container import Container, container_for
 from npu_dra.app.heap import freeze_startup_heap
@@ -27,6 +28,8 @@ from npu_dra.app.services.restart_repair import log_report
 from npu_dra.domain.errors import DomainError, StateError
 
 if TYPE_CHECKING:
+    from dependency_injector import providers
+
     from npu_dra.adapters.grpc.socket_watch import SocketWatch
 
 log = logging.getLogger(__name__)
@@ -65,6 +68,14 @@ class KubeletPlugin:
         except DomainError as error:
             raise StartupError(str(error)) from error
         self._restore()
+        self._reconcile = HardwareReconcile(
+            attempt=self._node.reboot().recorded(self._node.claims().repair_hardware),
+            what="vNPU reconcile" if self._node.vnpu_table() is not None else "CDI spec check",
+            node=self._node.node_name(),
+            events=self._node.event_sink(),
+        )
+        if self._node.reboot().new_boot() and self._node.claims().prepared().claims:
+            self._reconcile.run_once()  # before serving: specs and vNPUs back for restarts
         try:
             # The DRA and registration sockets, on one server: the kubelet dials the DRA
             # endpoint as soon as it sees the registration socket, and finds it answering.
@@ -74,16 +85,11 @@ class KubeletPlugin:
             self._node.event_worker()
             self._node.metrics_server()
             self._node.pool_maintenance()
+            self._node.uninstall_watch()
         except (OSError, RuntimeError, DomainError) as error:  # grpc: a failed bind
             raise StartupError(f"cannot serve: {error}") from error
         if liveness is not None:
             log.info("liveness on port %d", liveness.port)
-        self._reconcile = HardwareReconcile(
-            attempt=self._node.claims().repair_hardware,
-            what="vNPU reconcile" if self._node.vnpu_table() is not None else "CDI spec check",
-            node=self._node.node_name(),
-            events=self._node.event_sink(),
-        )
         self._reconcile.start()
 
     def serve(self, stop: threading.Event) -> None:
@@ -99,10 +105,23 @@ class KubeletPlugin:
         try:
             self._freeze_once_published(stop)
             stop.wait()
+            self._drain_if_uninstalling(stop)
         finally:
             watch.close()
             watcher.join()
             watch.release()
+
+    def _drain_if_uninstalling(self, stop: threading.Event) -> None:
+        """SIGTERM during an uninstall (app/services/uninstall.py): serve unprepares until no
+        claim is prepared. `stop` is cleared first, so a second SIGTERM or SIGINT ends it."""
+        fate = self._node.uninstall_watch()
+        if fate is None or not fate.uninstalling:
+            return
+        stop.clear()
+        # Nothing to publish any more (the uninstall took the plugin's RBAC); the kubelet wipes
+        # the driver's slices 30 s after its last plugin is gone.
+        cast("providers.Resource[object]", self._node.pool_maintenance).shutdown()
+        self._node.uninstall_drain().run(interrupted=stop)
 
     def _freeze_once_published(self, stop: threading.Event) -> None:
         """Freeze the start-up heap (app/heap.py) once the pool is published, or after

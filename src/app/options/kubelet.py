@@ -5,6 +5,7 @@ both plugins' containers get.
 
 import argparse
 import re
+from pathlib import Path
 
 from npu_dra.app.options.option import Option, directory
 from npu_dra.app.options.values import (
@@ -24,6 +25,24 @@ def pod_uid(text: str) -> str:
     if text and not POD_UID.fullmatch(text):
         raise argparse.ArgumentTypeError(f"{text[:80]!r}: not a pod UID (hex digits and dashes)")
     return text.lower()
+
+
+def daemonset_name(text: str) -> str:
+    """`--daemonset-name`: the DaemonSet running this plugin (a DNS subdomain), or empty."""
+    from npu_dra.domain.attributes import is_dns_subdomain
+
+    if text and not is_dns_subdomain(text):
+        raise argparse.ArgumentTypeError(f"{text[:80]!r}: not a DaemonSet name (a DNS subdomain)")
+    return text
+
+
+def pod_namespace(text: str) -> str:
+    """`--pod-namespace`: the plugin pod's namespace (a DNS label), or empty."""
+    from npu_dra.domain.attributes import is_dns_label
+
+    if text and not is_dns_label(text):
+        raise argparse.ArgumentTypeError(f"{text[:80]!r}: not a namespace (a DNS label)")
+    return text
 
 
 # domain/profile.py's RUNTIME_IDS (the rule and its sources), spelled here so `--help` needs no
@@ -62,6 +81,29 @@ UPGRADE = (
     ),
 )
 
+# README "Uninstalling": what the plugin does on SIGTERM once its DaemonSet is deleted.
+UNINSTALL = (
+    Option(
+        "daemonset_name",
+        ("--daemonset-name",),
+        "the DaemonSet running this plugin: once it is deleted (an uninstall), SIGTERM stops "
+        "the plugin only after every claim it prepared is unprepared; empty: at once",
+        "",
+        daemonset_name,
+        "DAEMONSET_NAME",
+        "NAME",
+    ),
+    Option(
+        "pod_namespace",
+        ("--pod-namespace",),
+        "this plugin pod's namespace (downward API metadata.namespace), the DaemonSet's",
+        "",
+        pod_namespace,
+        "POD_NAMESPACE",
+        "NAMESPACE",
+    ),
+)
+
 API_LOCK = Option(
     "api_lock_dir",
     ("--api-lock-dir",),
@@ -71,6 +113,18 @@ API_LOCK = Option(
     optional_path,
     "API_LOCK_DIR",
     "DIR",
+)
+
+# README "Reboots": which boot of the node this is (the kernel's id, the same in containers).
+BOOT_ID = Option(
+    "boot_id_file",
+    ("--boot-id-file",),
+    "file holding the node's boot id: after a boot, the claims still prepared get their CDI "
+    "specs and vNPUs back (each device checked to be the same) before the plugin serves",
+    "/proc/sys/kernel/random/boot_id",
+    Path,
+    "BOOT_ID_FILE",
+    "FILE",
 )
 
 KUBELET = (

@@ -51,7 +51,10 @@ class Settings:
     plugins_dir: Path
     pod_uid: str
     seamless_upgrade: str
+    daemonset_name: str
+    pod_namespace: str
     api_lock_dir: Path | None
+    boot_id_file: Path
     healthcheck_port: int
     kubeconfig: str
     cluster: str
@@ -128,6 +131,8 @@ def resolved(settings: Settings) -> Settings:
         changes["hardware"] = hardware(profile.default_backend)
     if not settings.log_level:
         changes["log_level"] = "info"
+    if settings.daemonset_name and not settings.pod_namespace:
+        raise OptionError("--daemonset-name needs --pod-namespace (POD_NAMESPACE), its namespace")
     mismatch = backend_mismatch(changes.get("hardware", settings.hardware).kind, profile.name)
     if mismatch is not None:
         raise OptionError(mismatch)

@@ -13,9 +13,11 @@ from collections.abc import Mapping
 from npu_dra.app.options.cluster import CLUSTER
 from npu_dra.app.options.kubelet import (
     API_LOCK,
+    BOOT_ID,
     DEVICE_PLUGIN,
     KUBELET,
     RUNTIME_VISIBLE_DEVICES,
+    UNINSTALL,
     UPGRADE,
 )
 from npu_dra.app.options.node import HOST_PATHS, NODE
@@ -30,7 +32,9 @@ OPTIONS: Mapping[str, Option] = {
         *HOST_PATHS,
         *KUBELET,
         *UPGRADE,
+        *UNINSTALL,
         API_LOCK,
+        BOOT_ID,
         *DEVICE_PLUGIN,
         RUNTIME_VISIBLE_DEVICES,
         *CLUSTER,
@@ -51,7 +55,8 @@ COMMANDS: Mapping[str, tuple[str, ...]] = {
     "kubelet-plugin": (
         *_HARDWARE,
         *("registrar_dir", "plugins_dir", "cdi_root", "healthcheck_port", "kubeconfig"),
-        *("pod_uid", "seamless_upgrade", "api_lock_dir"),
+        *("pod_uid", "seamless_upgrade", "api_lock_dir", "daemonset_name", "pod_namespace"),
+        "boot_id_file",
         *("cluster", "health_interval", "claim_fetch_timeout", "vnpu"),
         *("metrics_port", "device_taints", "taint_effects", "runtime_visible_devices"),
         "fault_codes",

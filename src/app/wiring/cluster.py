@@ -5,7 +5,7 @@ from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING
 
 from npu_dra.app.options import Settings
-from npu_dra.domain.ports import ClusterApi, DeviceTaintSupport, EventRecorder
+from npu_dra.domain.ports import ClusterApi, DaemonSetWatcher, DeviceTaintSupport, EventRecorder
 
 if TYPE_CHECKING:
     from npu_dra.adapters.cluster.memory import MemoryCluster
@@ -65,3 +65,9 @@ def kube_events(api: object) -> EventRecorder:
     from npu_dra.adapters.cluster.kube.events import KubeEvents
 
     return KubeEvents(api)  # type: ignore[arg-type]
+
+
+def kube_daemonset_watcher(api: object) -> DaemonSetWatcher:
+    from npu_dra.adapters.cluster.kube.daemonset_watch import KubeDaemonSetWatcher
+
+    return KubeDaemonSetWatcher(api)  # type: ignore[arg-type]

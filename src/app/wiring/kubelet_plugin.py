@@ -10,9 +10,11 @@ from typing import TYPE_CHECKING
 from npu_dra.app.kubelet_plugin.instance import LOCK_FILE, PluginInstance, plugin_instance
 from npu_dra.app.options import Settings
 from npu_dra.app.services.inventory import InventoryCache
+from npu_dra.app.services.reboot import RebootCheck
+from npu_dra.app.services.uninstall import DaemonSetFate
 from npu_dra.app.wiring.node import plugin_data_dir
 from npu_dra.domain.ids import NodeName
-from npu_dra.domain.ports import CheckpointStore, NodeClaims, NodeDirectory
+from npu_dra.domain.ports import CheckpointStore, DaemonSetWatcher, NodeClaims, NodeDirectory
 
 if TYPE_CHECKING:
     from npu_dra.adapters.grpc.liveness_server import LivenessServer
@@ -20,6 +22,13 @@ if TYPE_CHECKING:
     from npu_dra.adapters.grpc.sockets import UnixGrpcServer
     from npu_dra.adapters.metrics.prometheus import PrometheusMetrics
     from npu_dra.app.services.maintainer import PoolMaintainer
+
+
+def reboot_check(settings: Settings) -> RebootCheck:
+    """Whether the node rebooted since the plugin last repaired (`--boot-id-file`)."""
+    from npu_dra.adapters.boot_id import BootIds
+
+    return RebootCheck(BootIds(settings.boot_id_file, plugin_data_dir(settings)))
 
 
 def registration_state() -> "RegistrationState":
@@ -133,3 +142,21 @@ def running_metrics(
         registration=state,
         checkpoints=checkpoints,
     )
+
+
+def watched_daemonset(
+    settings: Settings, watcher: DaemonSetWatcher | None
+) -> Iterator[DaemonSetFate | None]:
+    """The fate of the DaemonSet running this plugin (`--daemonset-name`), watched from start
+    so that SIGTERM knows whether it is an uninstall; None where nobody says which DaemonSet."""
+    if not settings.daemonset_name or watcher is None:
+        yield None
+        return
+    fate = DaemonSetFate(f"{settings.pod_namespace}/{settings.daemonset_name}")
+    watch = watcher.watch_daemonset(
+        namespace=settings.pod_namespace, name=settings.daemonset_name, on_report=fate.report
+    )
+    try:
+        yield fate
+    finally:
+        watch.stop()

@@ -53,6 +53,7 @@ def test_an_invalid_reference_fails_only_its_own_slot(
         os.path.relpath(node.cdi_spec(good), scratch),
         os.path.relpath(node.checkpoint_file, scratch),
         os.path.relpath(FileCheckpointStore(node.checkpoint_file).journal, scratch),
+        os.path.relpath(node.checkpoint_file.with_name("boot-id"), scratch),  # the boot repaired
     }
 
 

@@ -70,17 +70,9 @@ class RawResourceApi:
         _request_timeout: Any = None,
         _preload_content: bool = False,
     ) -> Any:
-        query = [
-            (key, value)
-            for key, value in (
-                ("allowWatchBookmarks", allow_watch_bookmarks),
-                ("fieldSelector", field_selector),
-                ("resourceVersion", resource_version),
-                ("timeoutSeconds", timeout_seconds),
-                ("watch", watch),
-            )
-            if value is not None
-        ]
+        query = list_query(
+            field_selector, resource_version, allow_watch_bookmarks, timeout_seconds, watch
+        )
         return raw_call(
             self._api, "GET", f"{GROUP}/resourceslices", {}, _request_timeout, query=query
         )
@@ -118,6 +110,27 @@ class RawResourceApi:
     ) -> Any:
         path = f"{GROUP}/resourceslices/{{name}}"
         return raw_call(self._api, "DELETE", path, {"name": name}, _request_timeout, body=body)
+
+
+def list_query(
+    field_selector: str | None,
+    resource_version: str | None,
+    allow_watch_bookmarks: bool | None,
+    timeout_seconds: int | None,
+    watch: bool | None,
+) -> list[tuple[str, Any]]:
+    """A list or watch call's query parameters, as the generated methods send them."""
+    return [
+        (key, value)
+        for key, value in (
+            ("allowWatchBookmarks", allow_watch_bookmarks),
+            ("fieldSelector", field_selector),
+            ("resourceVersion", resource_version),
+            ("timeoutSeconds", timeout_seconds),
+            ("watch", watch),
+        )
+        if value is not None
+    ]
 
 
 def raw_call(
