@@ -19,10 +19,10 @@ import statistics
 import time
 
 from benchmarks._real_node import real_node
+from tests.e2e.real_node.helm_release import Release
 from tests.e2e.real_node.test_upgrade_on_real_node import (
     NEXT_TAG,
     Gaps,
-    Release,
     installed,
     registration_sockets,
 )

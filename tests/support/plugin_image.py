@@ -11,7 +11,8 @@ RUN steps (`--volume`; nothing of it stays in the image), as behind any corporat
 Images are built for linux/amd64 and linux/arm64 (Kunpeng). The arm64 one's RUN steps, and any
 command run in it here, go through qemu-user emulation (qemu-user-static, registered with
 binfmt_misc, which is mounted when it is not). The amd64 image goes to the real node as a docker
-archive (`ctr images import`) under the manifests' tag.
+archive (`ctr images import`) under the manifests' tag; a release's image is built the same way
+from its own exported tree (tests/support/releases.py).
 """
 
 from __future__ import annotations
@@ -111,18 +112,20 @@ def base_image(cache: Path, arch: str) -> str:
     return name
 
 
-def build_image(cache: Path, arch: str) -> str:
-    """The Dockerfile built for linux/`arch` on the local base; the image's name."""
+def build_image(cache: Path, arch: str, *, context: Path = REPO, name: str | None = None) -> str:
+    """The Dockerfile of `context` (the working tree, or a release's exported tree) built for
+    linux/`arch` on the local base; the image's name."""
     ensure_emulation(arch)
     base = base_image(cache, arch)
-    name = f"localhost/npu-dra:0.1.0-{arch}"
+    name = name or f"localhost/npu-dra:0.1.0-{arch}"
     trust = [f"--volume={HOST_CA_BUNDLE}:{HOST_CA_BUNDLE}:ro"] if HOST_CA_BUNDLE.exists() else []
     _run(
         [
             *buildah(cache), "build", "--isolation=chroot", f"--platform=linux/{arch}", *trust,
-            f"--build-arg=BASE={base}", f"--tag={name}", f"--file={REPO / 'Dockerfile'}", str(REPO),
+            f"--build-arg=BASE={base}", f"--tag={name}", f"--file={context / 'Dockerfile'}",
+            str(context),
         ],
-        f"buildah build (the Dockerfile, linux/{arch})",
+        f"buildah build ({context / 'Dockerfile'}, linux/{arch})",
     )  # fmt: skip
     return name
 
@@ -148,12 +151,19 @@ def image_size(cache: Path, image: str) -> str:
 
 def build_plugin_image(cache: Path, archive: Path) -> Path:
     """The amd64 image written to `archive` (docker save format, tag TAG); returns it."""
-    image = build_image(cache, "amd64")
+    return save_archive(cache, build_image(cache, "amd64"), archive, TAG)
+
+
+def save_archive(cache: Path, image: str, archive: Path, tag: str) -> Path:
+    """`image` written to `archive` in docker save format under `tag`, for `ctr images import`;
+    the archive appears whole or not at all."""
     archive.parent.mkdir(parents=True, exist_ok=True)
-    archive.unlink(missing_ok=True)
+    partial = archive.with_name(archive.name + ".tmp")
+    partial.unlink(missing_ok=True)
     _run(
-        [*buildah(cache), "push", "--quiet", image, f"docker-archive:{archive}:{TAG}"],
+        [*buildah(cache), "push", "--quiet", image, f"docker-archive:{partial}:{tag}"],
         "buildah push (docker archive for ctr import)",
     )
-    os.chmod(archive, 0o644)
+    os.chmod(partial, 0o644)
+    partial.rename(archive)
     return archive

@@ -24,15 +24,18 @@ import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
-import yaml
 
 from npu_dra.adapters.checkpoint.files import FileCheckpointStore
-from tests.deploy.helm_cli import CHART, Helm, build_helm
 from tests.e2e.real_node.cluster import RealCluster
-from tests.support.ascend_host import fake_ascend_host
+from tests.e2e.real_node.helm_release import (
+    Release,
+    claim_template,
+    helm_release,
+    import_image,
+    npu_pod,
+)
 from tests.support.controlplane import wait_for
 from tests.support.node_fixtures import IMAGES_CACHE
 from tests.support.plugin_image import TAG, build_plugin_image
@@ -44,89 +47,6 @@ LOAD_PODS = 20
 WORKERS = 4
 FAILED_PREPARE = "FailedPrepareDynamicResources"
 SAMPLE_S = 0.02
-NO_SURGE = {"type": "RollingUpdate", "rollingUpdate": {"maxUnavailable": 1, "maxSurge": 0}}
-TEMPLATE = f"""\
-apiVersion: resource.k8s.io/v1
-kind: ResourceClaimTemplate
-metadata: {{name: one-npu, namespace: {NAMESPACE}}}
-spec:
-  spec:
-    devices:
-      requests:
-      - name: npu
-        exactly: {{deviceClassName: {DRIVER}}}
-"""
-
-
-def load_pod(name: str) -> str:
-    return f"""\
-apiVersion: v1
-kind: Pod
-metadata: {{name: {name}, namespace: {NAMESPACE}}}
-spec:
-  terminationGracePeriodSeconds: 1
-  resourceClaims:
-  - {{name: npu, resourceClaimTemplateName: one-npu}}
-  containers:
-  - name: app
-    image: docker.io/library/ubuntu:22.04
-    imagePullPolicy: IfNotPresent
-    command: ["sleep", "3600"]
-    resources:
-      claims:
-      - name: npu
-"""
-
-
-def values(cluster: RealCluster, tag: str, *, surge: bool) -> dict[str, Any]:
-    port = cluster.plane.server.rsplit(":", 1)[1]
-    chosen: dict[str, Any] = {
-        "fullnameOverride": RELEASE,
-        "namespace": {"create": False, "name": NAMESPACE},  # helm --create-namespace makes it
-        "driverName": DRIVER,
-        "image": {"repository": "npu-dra", "tag": tag},
-        # this node runs no kube-proxy: the API server at its loopback address
-        "extraEnv": [
-            {"name": "KUBERNETES_SERVICE_HOST", "value": "127.0.0.1"},
-            {"name": "KUBERNETES_SERVICE_PORT", "value": port},
-        ],
-    }
-    if not surge:
-        chosen["updateStrategy"] = NO_SURGE
-    return chosen
-
-
-class Release:
-    def __init__(self, helm: Helm, cluster: RealCluster, home: Path) -> None:
-        self.helm, self.cluster, self.home = helm, cluster, home
-        self.surge = os.environ.get("UPGRADE_STRATEGY") != "no-surge"  # the chart's default
-
-    def apply(self, tag: str) -> None:
-        given = self.home / f"values-{tag}.yaml"
-        given.write_text(yaml.safe_dump(values(self.cluster, tag, surge=self.surge)))
-        kubeconfig = str(self.cluster.plane.kubeconfig)
-        self.helm.run(
-            "upgrade", "--install", RELEASE, str(CHART), "--kubeconfig", kubeconfig,
-            "--namespace", NAMESPACE, "--create-namespace", "--values", str(given),
-        )  # fmt: skip
-
-    def uninstall(self) -> None:
-        kubeconfig = str(self.cluster.plane.kubeconfig)
-        self.helm.run("uninstall", RELEASE, "--kubeconfig", kubeconfig, "--namespace", NAMESPACE,
-                      check=False)  # fmt: skip
-
-    def plugin_pods(self) -> list[dict[str, Any]]:
-        found = self.cluster.plane.kubectl(
-            "get", "pods", "-n", NAMESPACE, "-l", f"app={RELEASE}", "-o", "json"
-        ).stdout
-        return list(json.loads(found)["items"])
-
-    def rolled_out(self, timeout: float = 240) -> None:
-        done = self.cluster.plane.kubectl(
-            "rollout", "status", "-n", NAMESPACE, f"daemonset/{RELEASE}",
-            f"--timeout={int(timeout)}s", check=False, timeout=timeout + 30,
-        )  # fmt: skip
-        assert done.returncode == 0, done.stdout + done.stderr
 
 
 class Load:
@@ -154,7 +74,7 @@ class Load:
                 return
             name = f"load-{index}"
             try:
-                self.cluster.apply(load_pod(name))
+                self.cluster.apply(npu_pod(name, NAMESPACE))
                 self.cluster.wait_running(name, namespace=NAMESPACE, timeout=120)
                 self.cluster.delete_pod(name, namespace=NAMESPACE)
             except Exception as error:  # every failure is reported, not just the first
@@ -226,26 +146,12 @@ class Gaps:
 
 @contextlib.contextmanager
 def installed(cluster: RealCluster, home: Path) -> Iterator[Release]:
-    """The image under both tags on the node, the node labelled, helm built; the release
-    uninstalled and its pods gone on the way out."""
+    """The image under both tags on the node and the chart's release (helm_release.py)."""
     archive = build_plugin_image(IMAGES_CACHE, IMAGES_CACHE / "plugin" / "npu-dra.tar")
-    cluster.node.ctr("images", "import", str(archive), timeout=600)
-    cluster.node.ctr("images", "tag", "--force", TAG, TAG.rsplit(":", 1)[0] + f":{NEXT_TAG}")
-    cluster.plane.kubectl(
-        "label", "node", cluster.node.name, "accelerator=huawei-Ascend910", "--overwrite"
-    )
-    binary = build_helm()
-    if isinstance(binary, str):
-        raise AssertionError(f"helm could not be built: {binary}")
-    (home / "helm").mkdir(exist_ok=True)
-    made = Release(Helm(binary, home / "helm"), cluster, home)
-    with fake_ascend_host(range(8), dev_dir=Path("/dev"), only_devices=True):
-        try:
-            yield made
-        finally:
-            made.uninstall()
-            wait_for(lambda: not made.plugin_pods(), timeout=120, what="the plugin pods gone")
-            cluster.plane.kubectl("delete", "namespace", NAMESPACE, "--wait=false", check=False)
+    import_image(cluster, archive, TAG, TAG.rsplit(":", 1)[0] + f":{NEXT_TAG}")
+    surge = os.environ.get("UPGRADE_STRATEGY") != "no-surge"  # the chart's default
+    with helm_release(cluster, home, name=RELEASE, driver=DRIVER, surge=surge) as release:
+        yield release
 
 
 @pytest.mark.timeout(1200)
@@ -263,7 +169,7 @@ def upgrade_under_load(release: Release) -> None:
     [old] = release.plugin_pods()
     wait_for(lambda: registration_sockets(cluster), timeout=60, what="the plugin registered")
     assert registration_sockets(cluster) == [f"{DRIVER}-{old['metadata']['uid']}-reg.sock"]
-    cluster.apply(TEMPLATE)
+    cluster.apply(claim_template(NAMESPACE, DRIVER))
     load = Load(cluster)
     loading = threading.Thread(target=load.run)
     loading.start()
