@@ -32,6 +32,7 @@ from npu_dra.domain.scheduling.pools import Pool, walk_orders
 
 NO_FIT = "cannot allocate all claims"
 UNDECIDED = "allocation search exceeded simulate's step budget"
+KEPT_COUNTERS = "counters kept"  # counted in `reasons`, never one of the scheduler's reasons
 
 
 @attrs.frozen
@@ -100,11 +101,17 @@ def _fitting(
         if not count:
             continue
         representative = passing[0] if per_node else index.representative(key)
+        noted: set[NodeName] = set()
         try:
-            found = attempt(node=NodeName(representative.node.name), pools=representative.pools)
+            found = attempt(
+                node=NodeName(representative.node.name),
+                pools=representative.pools,
+                counter_notes=noted,
+            )
         except SearchBudgetExceeded:
             reasons[UNDECIDED] += count
             continue
+        reasons[KEPT_COUNTERS] += count if noted else 0
         if found is None:
             reasons[NO_FIT] += count
             continue
@@ -119,9 +126,21 @@ def _unschedulable(index: ClusterIndex, reasons: Counter[str]) -> Decision:
     (kube-scheduler v1.34.3, framework/types.go): "<count> <reason>" strings sorted as strings
     (so "1 node(s)..." comes before "15 cannot..."), joined by ", ", ending in a period."""
     total = len(index.nodes)
-    text = ", ".join(sorted(f"{n} {why}" for why, n in reasons.items() if n))
+    shown = (f"{n} {why}" for why, n in reasons.items() if n and why != KEPT_COUNTERS)
+    text = f"0/{total} nodes are available: {', '.join(sorted(shown))}."
     status = "Undecided" if reasons[UNDECIDED] else "Pending"
-    return Decision(None, status=status, reason=f"0/{total} nodes are available: {text}.")
+    return Decision(None, status=status, reason=" ".join(filter(None, [text, _kept(reasons)])))
+
+
+def _kept(reasons: Counter[str]) -> str | None:
+    """Where v1.34.3's counter bookkeeping changed the answer (domain/scheduling/candidates.py)."""
+    if not reasons[KEPT_COUNTERS]:
+        return None
+    return (
+        f"(on {reasons[KEPT_COUNTERS]} node(s) decided as kube-scheduler v1.34.3 does, whose "
+        "search does not give back the shared counters a partition took when it failed a claim "
+        "constraint; giving them back changes the answer there)"
+    )
 
 
 def _decided(
@@ -136,7 +155,8 @@ def _decided(
     target = index.nodes[name]
     on_node = partial(attempt, node=NodeName(representative.node.name))
     others = _other_choices(on_node, representative.pools, found)
-    note = f"{reasons[UNDECIDED]} node(s) undecided: {UNDECIDED}" if reasons[UNDECIDED] else None
+    undecided = f"{reasons[UNDECIDED]} node(s) undecided: {UNDECIDED}" if reasons[UNDECIDED] else ""
+    note = "; ".join(filter(None, [undecided, _kept(reasons)])) or None
     return Decision(
         name,
         _placed(claims, found, representative, target),
@@ -228,7 +248,9 @@ def _passing(
     passing = []
     for state in index.members(key):
         why = filter_reason(state.node, placement)
-        if why is None and pinned and state.node.name not in pinned:
+        # Filter (kubernetes v1.34.3, plugins/dynamicresources/dynamicresources.go) checks
+        # every allocated claim's node selector: the node must match them all.
+        if why is None and pinned and pinned != {state.node.name}:
             why = "resourceclaim not available on the node"
         if why is None:
             passing.append(state)

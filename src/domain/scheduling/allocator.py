@@ -18,6 +18,7 @@ this port counts steps instead and says so when it runs out, rather than guess.
 """
 
 from collections.abc import Callable, Mapping, Sequence
+from functools import partial
 
 import attrs
 
@@ -53,20 +54,68 @@ def allocate_claims(
     matcher: Matcher,
     budget: int = DEFAULT_STEP_BUDGET,
     partitionable: bool = True,
+    counter_notes: set[NodeName] | None = None,
 ) -> tuple[Allocation, ...] | None:
     """One allocation per claim, or None when they do not fit on this node together.
     Raises AllocationError (fatal for the pod) and SearchBudgetExceeded.
 
     `partitionable` is DRAPartitionableDevices: on, a device consuming counters is taken only
-    while its slice's counters last (see counters.py); off, such a device is never taken."""
+    while its slice's counters last (see counters.py); off, such a device is never taken.
+    The answer is v1.34.3's, whose search keeps the counters of a partition that failed a
+    constraint (candidates.py); where that changed the answer, `node` goes into `counter_notes`.
+    """
+    search = partial(
+        _allocate,
+        claims,
+        node=node,
+        pools=pools,
+        classes=classes,
+        allocated=allocated,
+        matcher=matcher,
+        budget=budget,
+        partitionable=partitionable,
+    )
+    found, kept = search(keep_refused_counters=True)
+    if kept and counter_notes is not None:
+        try:
+            fair, _ = search(keep_refused_counters=False)
+        except (AllocationError, SearchBudgetExceeded):
+            return found
+        if fair != found:
+            counter_notes.add(node)
+    return found
+
+
+def _allocate(
+    claims: Sequence[ResourceClaim],
+    *,
+    node: NodeName,
+    pools: Sequence[Pool],
+    classes: Mapping[DeviceClassName, DeviceClass],
+    allocated: frozenset[DeviceKey] | set[DeviceKey],
+    matcher: Matcher,
+    budget: int,
+    partitionable: bool,
+    keep_refused_counters: bool,
+) -> tuple[tuple[Allocation, ...] | None, bool]:
+    """The allocation, and whether a refused partition kept its counters in the search."""
     checks = candidate_checks(
-        claims, pools=pools, allocated=allocated, matcher=matcher, partitionable=partitionable
+        claims,
+        pools=pools,
+        allocated=allocated,
+        matcher=matcher,
+        partitionable=partitionable,
+        keep_refused_counters=keep_refused_counters,
     )
     requests = gather_requests(claims, pools=pools, classes=classes, selectable=checks.selectable)
+    # Allocate() (structured/internal/experimental/allocator_experimental.go v0.34.3, the
+    # incubating variant alike) searches with a fresh deviceMatchesRequest: what validating the
+    # claims cached (a firstAvailable subrequest under the previous one's index) is dropped.
+    checks.cache.clear()
     search = _Search(tuple(claims), tuple(pools), requests, checks, budget)
     if not search.one(0, 0, 0, 0, in_sub=False):
-        return None
-    return tuple(
+        return None, checks.kept_counters
+    found = tuple(
         Allocation(
             tuple(
                 AllocationResult(RequestName(r.name), c.driver, c.pool, c.device.name, r.admin)
@@ -76,6 +125,7 @@ def allocate_claims(
         )
         for results in checks.results
     )
+    return found, checks.kept_counters
 
 
 @attrs.define

@@ -34,6 +34,9 @@ class CandidateChecks:
     book: CounterBook
     constraints: list[list[MatchAttribute]]
     results: list[list[tuple[RequestData, Candidate]]]
+    # v1.34.3's bookkeeping (see _refused_by_constraint); False gives the counters back
+    keep_refused_counters: bool = True
+    kept_counters: bool = False  # whether a refused partition kept its counters in this search
     allocating: dict[DeviceKey, set[int]] = attrs.Factory(dict)
     cache: dict[tuple[int, int, int, DeviceKey], bool] = attrs.Factory(dict)
 
@@ -72,7 +75,7 @@ class CandidateChecks:
         for i, constraint in enumerate(constraints):
             if not constraint.add(data.base, data.sub, candidate):
                 if counted:
-                    self.book.give_back(candidate)
+                    self._refused_by_constraint(candidate)
                 if must:
                     key = "/".join(candidate.key)
                     raise AllocationError(
@@ -85,6 +88,16 @@ class CandidateChecks:
         self.allocating.setdefault(candidate.key, set()).add(ci)
         self.results[ci].append((data, candidate))
         return self._undo_take(ci, data, candidate, counted=counted)
+
+    def _refused_by_constraint(self, candidate: Candidate) -> None:
+        """allocateDevice (structured/internal/experimental/allocator_experimental.go v0.34.3,
+        the incubating variant alike) returns on a failed constraint without calling
+        deallocateCountersForDevice: the counters checkAvailableCounters took stay taken for the
+        rest of this search (one pod on one node)."""
+        if self.keep_refused_counters:
+            self.kept_counters = True
+        else:
+            self.book.give_back(candidate)
 
     def _undo_take(
         self, ci: int, data: RequestData, candidate: Candidate, *, counted: bool
@@ -110,6 +123,7 @@ def candidate_checks(
     allocated: frozenset[DeviceKey] | set[DeviceKey],
     matcher: Matcher,
     partitionable: bool,
+    keep_refused_counters: bool = True,
 ) -> CandidateChecks:
     """Nothing taken yet: each claim's constraints fresh, the counters less earlier pods' use."""
     return CandidateChecks(
@@ -117,6 +131,7 @@ def candidate_checks(
         allocated=allocated,
         matcher=matcher,
         partitionable=partitionable,
+        keep_refused_counters=keep_refused_counters,
         book=counter_book(pools, allocated),
         constraints=[
             [

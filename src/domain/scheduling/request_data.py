@@ -96,7 +96,8 @@ class _Gatherer:
                 counts: list[int] = []
                 for si, sub in enumerate(request.first_available):
                     # Allocate() validates subrequest i under the index of i-1 (its key is
-                    # updated after the call), which only matters for the match cache.
+                    # updated after the call), which only matters for the match cache while
+                    # validating: the search starts with a fresh one (allocator.py).
                     data = self._request(claim, sub, request, (ci, ri, max(si - 1, 0)))
                     self.data[(ci, ri, si)] = data
                     counts.append(data.num_devices)
