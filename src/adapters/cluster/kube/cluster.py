@@ -24,7 +24,7 @@ from kubernetes.client import ApiException
 
 from npu_dra.adapters.cluster.kube.raw import RawResourceApi, raw_call
 from npu_dra.adapters.cluster.kube.retry import Deadline, StaleRead, with_retries
-from npu_dra.adapters.cluster.kube.watch import SliceWatch
+from npu_dra.adapters.cluster.kube.watch import slice_watch
 from npu_dra.adapters.kube_shapes.claims import claim_from_api, device_class_from_api
 from npu_dra.adapters.kube_shapes.slices import node_owner, slice_from_api, slice_to_api
 from npu_dra.domain.claims import ClaimRef, DeviceClass, ResourceClaim
@@ -123,7 +123,7 @@ class KubeCluster:
     def watch_slices(
         self, *, node: NodeName, driver: DriverName, on_change: Callable[[], None]
     ) -> Stoppable:
-        return SliceWatch(
+        return slice_watch(
             self._api, selector=f"spec.driver={driver},spec.nodeName={node}", on_change=on_change
         )
 
