@@ -19,20 +19,13 @@ from npu_dra.app.services.hardware_reconcile import HardwareReconcile
 from npu_dra.app.services.inventory import InventoryCache
 from npu_dra.app.services.preparer import ClaimPreparer
 from npu_dra.app.services.reboot import RebootCheck
-from npu_dra.domain.claims import Allocation, AllocationResult, ClaimRef
+from npu_dra.domain.claims import ClaimRef
 from npu_dra.domain.device import NodeInventory
 from npu_dra.domain.errors import StateError
 from npu_dra.domain.events import ClusterEvent
-from npu_dra.domain.ids import (
-    ClaimName,
-    DeviceName,
-    DriverName,
-    Namespace,
-    NodeName,
-    PoolName,
-    RequestName,
-)
+from npu_dra.domain.ids import ClaimName, DriverName, Namespace, NodeName
 from npu_dra.domain.profile import ASCEND_NPU
+from tests.support.kubelet import allocated_claim
 
 DRIVER = DriverName("npu.huawei.com")
 NODE = NodeName("node-a")
@@ -72,19 +65,9 @@ class Node:
         )  # fmt: skip
 
     def claim(self, name: str, device: str) -> ClaimRef:
-        request = {"name": "npu", "exactly": {"deviceClassName": DRIVER}}
-        created = self.cluster.create(
-            {
-                "apiVersion": "resource.k8s.io/v1",
-                "kind": "ResourceClaim",
-                "metadata": {"name": name, "namespace": "default"},
-                "spec": {"devices": {"requests": [request]}},
-            }
-        )
-        ref = ClaimRef(Namespace("default"), ClaimName(name), created["metadata"]["uid"])
-        result = AllocationResult(RequestName("npu"), DRIVER, PoolName(NODE), DeviceName(device))
-        self.cluster.set_allocation(ref, Allocation((result,), NODE))
-        return ref
+        made = self.cluster.create(allocated_claim(name, [device], namespace="default", pool=NODE))
+        meta = made["metadata"]
+        return ClaimRef(Namespace(meta["namespace"]), ClaimName(meta["name"]), meta["uid"])
 
     def reboot(self, hardware: Rebooted) -> tuple[ClaimPreparer, InventoryCache]:
         for ref in self.refs:  # a tmpfs CDI directory is empty after a reboot
