@@ -9,11 +9,17 @@ change what npu-smi answers while the code under test runs (`set_health`, `set_a
 what the test says, vNPU commands included (the replay answers those from its live table, which
 `set_answer` cannot reach): from then on the launcher runs this file, which answers a matching
 call itself and hands any other to the replay.
+
+`make_vnpu_nodes(dev_root)` makes the fake act as the driver does for a vNPU: `set -t create-vnpu`
+that succeeds makes its character device `<dev_root>/vdavinci<id>`, `destroy-vnpu` removes it
+(the launcher runs this file from then on too), so a container can be given the vNPU on a real
+node. It needs the right to `mknod` (root).
 """
 
 import json
 import os
 import shlex
+import stat
 import sys
 import time
 from collections.abc import Iterable, Mapping, Sequence
@@ -27,6 +33,12 @@ SCENARIOS = FIXTURES / "scenarios"
 INFO = ("info",)
 MAP = ("info", "-m")
 TOPO = ("info", "-t", "topo")
+# vNPU nodes: a major of the range Linux reserves for local use (as ascend_host's chips, which
+# have 241), minor the vNPU's id; no driver answers it, so opening one fails with ENXIO.
+VNPU_MAJOR = 242
+VNPU_DEV_ENV = "FAKE_NPU_SMI_VNPU_DEV"
+CREATE_VNPU = ["set", "-t", "create-vnpu"]
+DESTROY_VNPU = ["set", "-t", "destroy-vnpu"]
 
 
 def scenario_names() -> list[str]:
@@ -101,6 +113,12 @@ class FakeNpuSmi:
         self._write()
         self._launch_through_faults()
 
+    def make_vnpu_nodes(self, dev_root: Path) -> None:
+        """From the next call on, a vNPU created gets its node `dev_root/vdavinci<id>` and a vNPU
+        destroyed loses it, as the driver does (module docstring)."""
+        self._env[VNPU_DEV_ENV] = str(dev_root)
+        self._launch_through_faults()
+
     def clear_faults(self) -> None:
         self.manifest.pop("faults", None)
         self._write()
@@ -115,8 +133,9 @@ class FakeNpuSmi:
         return self.log_path.read_text().splitlines()
 
     def _launch_through_faults(self) -> None:
-        """The launcher runs this file (which hands unmatched calls to the replay), replaced
-        atomically so a call running meanwhile finds the old script or the new one."""
+        """The launcher runs this file (which hands unmatched calls to the replay, and makes vNPU
+        nodes where asked), replaced atomically so a call running meanwhile finds the old script
+        or the new one."""
         exports = [f"export {k}={shlex.quote(v)}" for k, v in self._env.items()]
         command = f'exec {shlex.quote(sys.executable)} {shlex.quote(__file__)} "$@"'
         temporary = self.path.with_suffix(".tmp")
@@ -173,7 +192,10 @@ def answer_or_replay(args: Sequence[str]) -> int:
         None,
     )
     if fault is None:
-        return replay.main(list(args))
+        status = replay.main(list(args))
+        if status == 0 and (dev_root := os.environ.get(VNPU_DEV_ENV)):
+            vnpu_node_follows(Path(dev_root), args)
+        return status
     if log := os.environ.get("FAKE_NPU_SMI_LOG"):
         with open(log, "a", encoding="utf-8") as file:
             file.write(" ".join(args) + "\n")
@@ -181,6 +203,18 @@ def answer_or_replay(args: Sequence[str]) -> int:
     sys.stdout.write(str(fault["stdout"]))
     sys.stderr.write(str(fault["stderr"]))
     return int(fault["exit"])
+
+
+def vnpu_node_follows(dev_root: Path, args: Sequence[str]) -> None:
+    """After a vNPU command succeeded: its node made (create) or removed (destroy)."""
+    options = dict(zip(args[3::2], args[4::2], strict=False))
+    if list(args[:3]) not in (CREATE_VNPU, DESTROY_VNPU) or "-v" not in options:
+        return
+    node = dev_root / f"vdavinci{int(options['-v'])}"
+    node.unlink(missing_ok=True)
+    if list(args[:3]) == CREATE_VNPU:
+        os.mknod(node, 0o660 | stat.S_IFCHR, os.makedev(VNPU_MAJOR, int(options["-v"])))
+        node.chmod(0o660)  # mknod honours the umask
 
 
 if __name__ == "__main__":

@@ -145,7 +145,7 @@ class RealCluster:
             d["name"]: d
             for s in found["items"]
             if (s["spec"]["driver"], s["spec"].get("nodeName")) == (DRIVER, self.node.name)
-            for d in s["spec"]["devices"]
+            for d in s["spec"].get("devices") or []  # 1.35+: counter sets in slices of their own
         }
 
     # pods ------------------------------------------------------------------------------------
