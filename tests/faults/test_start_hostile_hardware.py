@@ -162,6 +162,7 @@ def host() -> Iterator[Host]:
             probe_timeout=PROBE_TIMEOUT_S,
             cluster="memory",
             vnpu="templates",
+            api_lock_dir=root / "api-lock",  # this node's host directory, not the machine's
         )
         yield Host(root, smi, settings, MemoryCluster())
     finally:

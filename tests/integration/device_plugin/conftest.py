@@ -39,6 +39,7 @@ def plugin_settings(kubelet: FakeKubelet, **overrides: Any) -> Settings:
         "device_plugin_path": kubelet.dir,
         "health_interval": 0.2,
         "cdi_root": kubelet.dir.parent / "cdi",
+        "api_lock_dir": kubelet.dir.parent / "api-lock",  # not the machine's /var/lib/npu-dra
         "hardware": Hardware("fake", Path("unused")),
         "npu_smi_path": Path("/nonexistent/npu-smi"),
         "driver_mounts": (Mount("/usr/local/Ascend", "/usr/local/Ascend"),),

@@ -64,7 +64,12 @@ def test_the_command_serves_registers_and_exits_cleanly_on_sigterm(
 
 def test_hardware_that_cannot_be_probed_ends_the_command_with_a_reason(short_dir: Path) -> None:
     missing = short_dir / "missing.yaml"
-    process = run_command(env={"HARDWARE": f"fake:{missing}", "DEVICE_PLUGIN_PATH": str(short_dir)})
+    env = {
+        "HARDWARE": f"fake:{missing}",
+        "DEVICE_PLUGIN_PATH": str(short_dir),
+        "API_LOCK_DIR": str(short_dir / "api-lock"),  # this fake node's, not the machine's
+    }
+    process = run_command(env=env)
     output, _ = process.communicate(timeout=60)
     assert process.returncode == 1
     assert f"cannot start the device plugin: {missing}" in output

@@ -35,6 +35,7 @@ def test_allocates_and_device_lists_are_counted_on_the_metrics_port(
         hardware=Hardware("fake", description),
         device_plugin_path=kubelet.dir,
         cdi_root=tmp_path / "cdi",
+        api_lock_dir=tmp_path / "api-lock",
         metrics_port=0,
         health_interval=0.2,
     )
@@ -60,7 +61,11 @@ def test_allocates_and_device_lists_are_counted_on_the_metrics_port(
 def test_no_metrics_port_serves_nothing(kubelet: FakeKubelet, tmp_path: Path) -> None:
     description = tmp_path / "node.yaml"
     description.write_text("chip: 910B4\ncount: 1\n")
-    settings = defaults(hardware=Hardware("fake", description), device_plugin_path=kubelet.dir)
+    settings = defaults(
+        hardware=Hardware("fake", description),
+        device_plugin_path=kubelet.dir,
+        api_lock_dir=tmp_path / "api-lock",
+    )
     container = container_for(settings)
     try:
         assert settings.metrics_port == -1
