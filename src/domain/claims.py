@@ -67,10 +67,13 @@ class DeviceRequest:
 
 @attrs.frozen
 class Constraint:
-    """`matchAttribute`: every device of the listed requests (all if empty) shares the value."""
+    """`matchAttribute`: every device of the listed requests (all if empty) shares the value.
+    `distinctAttribute` (DRAConsumableCapacity, off in v1.34) is kept as the API server keeps it,
+    and is used only where `matchAttribute` is unset (scheduling/constraints.py)."""
 
-    match_attribute: str
+    match_attribute: str | None
     requests: tuple[RequestName, ...] = ()
+    distinct_attribute: str | None = None
 
 
 @attrs.frozen

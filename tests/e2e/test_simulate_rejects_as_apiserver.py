@@ -1,5 +1,6 @@
 """Invalid objects: the v1.34.3 API server (strict field validation, as `kubectl create` asks by
-default) and `npu-dra simulate` both refuse each one, simulate naming the object and field."""
+default) and `npu-dra simulate` both refuse each one, simulate naming the object and field and
+leaving it out of a run that goes on (exit status 4)."""
 
 from __future__ import annotations
 
@@ -87,6 +88,6 @@ def test_simulate_refuses_what_the_api_server_refuses(
     out, err = io.StringIO(), io.StringIO()
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
         code = main(["simulate", "--scenario", str(path)])
-    assert code == 2, out.getvalue()[:2000]
+    assert code == 4, out.getvalue()[:2000]
     assert f"ResourceClaim {namespace}/bad" in err.getvalue()
     assert field in err.getvalue()

@@ -5,6 +5,9 @@ DRAConsumableCapacity off, as simulate assumes). The same ResourceSlices (simula
 through the API), classes, claims and pods go to both; pods are created one at a time in file
 order, each waited for until the scheduler bound it or reported it unschedulable/gated.
 
+An object simulate refuses (exit status 4, listed under `refused`) must be refused by the API
+server too, and is left out of both; the rest are created as usual.
+
 Compared per pod: placed or pending; the node where simulate says exactly one node fit; the
 devices (sorted) where the node is the same: simulate's choice or, where the node has several
 slices (the scheduler walks them in random order), one of the other choices it lists. Once the
@@ -48,9 +51,14 @@ def _simulate(text: str, tmp_path: Path, driver: str) -> dict[str, Any]:
     out, err = io.StringIO(), io.StringIO()
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
         code = main(["simulate", "--scenario", str(path), "--driver-name", driver, "-o", "json"])
-    assert code == 0, err.getvalue()
     document: dict[str, Any] = json.loads(out.getvalue())
+    assert code == (4 if document["refused"] else 0), err.getvalue()
     return document
+
+
+def _key(doc: dict[str, Any]) -> tuple[str, str, str]:
+    meta = doc["metadata"]
+    return doc["kind"], meta.get("namespace") or "", meta["name"]
 
 
 def _api_object(doc: dict[str, Any]) -> dict[str, Any]:
@@ -159,13 +167,19 @@ def _compare(scenario: Path, control_plane: ControlPlane, tmp_path: Path) -> Non
     text = scenario.read_text().replace("ID", prefix)
     simulated = _simulate(text, tmp_path, f"{prefix}.npu.example")
     docs = [d for d in yaml.safe_load_all(text) if d]
-    _set_up(control_plane, docs, simulated["resourceSlices"])
+    refused = {(r["kind"], r["namespace"], r["name"]) for r in simulated["refused"]}
+    _set_up(control_plane, [d for d in docs if _key(d) not in refused], simulated["resourceSlices"])
     expected = {p["pod"]: p for p in simulated["pods"]}
     agree, disagreements, diverged = 0, [], False
     for doc in docs:
         if doc["kind"] in ("SimulatedNode", "Namespace"):
             continue
-        control_plane.kubectl("create", "-f", "-", input=json.dumps(_api_object(doc)))
+        body = json.dumps(_api_object(doc))
+        created = control_plane.kubectl("create", "-f", "-", input=body, check=False)
+        if _key(doc) in refused:
+            assert created.returncode != 0, f"the API server accepted {_key(doc)}"
+            continue
+        assert created.returncode == 0, created.stderr
         if doc["kind"] != "Pod":
             continue
         namespace, name = doc["metadata"]["namespace"], doc["metadata"]["name"]

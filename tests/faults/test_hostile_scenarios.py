@@ -1,6 +1,7 @@
 """`npu-dra simulate` on hostile scenarios: typos inside a node's hardware, sizes no cluster has,
-binary files. Each ends quickly, under a 2 GiB memory limit, with exit status 2 and one message
-naming the file, the object and the field (no traceback)."""
+binary files. Each ends quickly, under a 2 GiB memory limit, with one message naming the file,
+the object and the field (no traceback): exit status 2 for a file refused whole, 4 for a node
+left out (the rest of the scenario runs)."""
 
 from __future__ import annotations
 
@@ -31,8 +32,11 @@ def simulate(*args: str) -> subprocess.CompletedProcess[str]:
     )  # fmt: skip
 
 
-def refused(result: subprocess.CompletedProcess[str], *words: str) -> str:
-    assert result.returncode == 2, (result.returncode, result.stderr[-2000:])
+LEFT_OUT = 4
+
+
+def refused(result: subprocess.CompletedProcess[str], *words: str, code: int = 2) -> str:
+    assert result.returncode == code, (result.returncode, result.stderr[-2000:])
     assert "Traceback" not in result.stderr, result.stderr
     assert len(result.stderr.strip().splitlines()) == 1, result.stderr
     for word in words:
@@ -58,13 +62,14 @@ def test_a_typo_inside_a_nodes_hardware_is_refused_naming_it(
     tmp_path: Path, hardware: str, typo: str
 ) -> None:
     path = scenario(tmp_path, NODE.format(name="n1", hardware=hardware))
-    refused(simulate("--scenario", path), path, "SimulatedNode n1", typo, "unknown field")
+    result = simulate("--scenario", path)
+    refused(result, path, "SimulatedNode n1", typo, "unknown field", code=LEFT_OUT)
 
 
 @pytest.mark.parametrize("count", [100_000_000, 1025, 0, -3])
 def test_a_device_count_no_node_has_is_refused(tmp_path: Path, count: int) -> None:
     path = scenario(tmp_path, NODE.format(name="n1", hardware=f"{{chip: 910B4, count: {count}}}"))
-    refused(simulate("--scenario", path), "SimulatedNode n1", "count", "1024")
+    refused(simulate("--scenario", path), "SimulatedNode n1", "count", "1024", code=LEFT_OUT)
 
 
 def test_more_nodes_than_kubernetes_supports_are_refused(tmp_path: Path) -> None:

@@ -126,17 +126,25 @@ def spec_from_api(devices: Fields) -> ClaimSpec:
 
 
 def _constraint(fields: Fields, known: set[str]) -> Constraint:
-    if fields.has("distinctAttribute"):
-        raise fields.fail("distinctAttribute", "is not served by v1.34 (DRAConsumableCapacity)")
-    attribute = fields.need("matchAttribute", str)
-    domain, _, identifier = attribute.partition("/")
-    if not identifier or not domain:
-        raise fields.fail("matchAttribute", "a fully qualified name must be domain/identifier")
+    """validateDeviceConstraint v1.34.3: `matchAttribute` if set, else `distinctAttribute` (kept
+    with DRAConsumableCapacity off: the strategy's drop loop sets it on a copy), is checked."""
     names = fields.get("requests", list, [])
     for i, name in enumerate(names):
         if name not in known:
             raise fields.fail(f"requests[{i}]", f"{name!r} is not the name of a request")
-    return Constraint(attribute, tuple(RequestName(r) for r in names))
+    requests = tuple(RequestName(r) for r in names)
+    distinct = fields.opt("distinctAttribute", str)
+    if fields.has("matchAttribute") or distinct is None:
+        return Constraint(_qualified(fields, "matchAttribute"), requests, distinct)
+    return Constraint(None, requests, _qualified(fields, "distinctAttribute"))
+
+
+def _qualified(fields: Fields, key: str) -> str:
+    attribute = fields.need(key, str)
+    domain, _, identifier = attribute.partition("/")
+    if not identifier or not domain:
+        raise fields.fail(key, "a fully qualified name must be domain/identifier")
+    return attribute
 
 
 def allocation_from_api(fields: Fields) -> Allocation:

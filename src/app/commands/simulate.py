@@ -10,8 +10,20 @@ from typing import TYPE_CHECKING
 from npu_dra.app import logs
 from npu_dra.app.options import Hardware, Settings, add_options, settings_from
 
+FAILED_RUN = 1  # an error stopped the run
+UNUSABLE = 2  # the flags or the file are unusable: nothing ran
 FAILED_PODS = 3  # --fail-on-pending: some pod was left pending or in error
+REFUSED_OBJECTS = 4  # it ran, without the objects the API server would refuse (summary.py)
 MAX_NAMED = 10  # pods named in that message
+EXIT_STATUSES = f"""\
+exit status:
+  0  it ran
+  {FAILED_RUN}  an error stopped the run
+  {UNUSABLE}  the flags or the file are unusable (not YAML, not a list of objects): nothing ran
+  {FAILED_PODS}  --fail-on-pending: a pod was left pending or in error
+  {REFUSED_OBJECTS}  it ran, but objects the API server would refuse were left out (each named
+     on stderr and under `refused`); this wins over {FAILED_PODS}
+"""
 
 if TYPE_CHECKING:
     from npu_dra.app.container import Container
@@ -24,6 +36,8 @@ def register(subparsers: "argparse._SubParsersAction[argparse.ArgumentParser]") 
         "simulate",
         help="show what the cluster would publish and allocate, with no cluster",
         description=__doc__,
+        epilog=EXIT_STATUSES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     add_options(parser, "simulate")
     parser.set_defaults(func=run)
@@ -39,20 +53,23 @@ def run(args: argparse.Namespace) -> int:
         print(
             "npu-dra simulate: --cordon, --remove-node and --unhealthy need --from", file=sys.stderr
         )
-        return 2
+        return UNUSABLE
     if settings.generate and (settings.scenario or settings.snapshot):
         print(
             "npu-dra simulate: --generate goes alone, not with --scenario or --from",
             file=sys.stderr,
         )
-        return 2
+        return UNUSABLE
     root = container_for(settings)
     try:
         scenario = _scenario(root, settings)
     except ScenarioError as error:
         print(f"npu-dra simulate: {error}", file=sys.stderr)
-        return 2
-    return _simulate(root, scenario, settings)
+        return UNUSABLE
+    for refusal in scenario.refused:
+        print(f"npu-dra simulate: {scenario.source}: refused {refusal}", file=sys.stderr)
+    code = _simulate(root, scenario, settings)
+    return REFUSED_OBJECTS if scenario.refused and code in (0, FAILED_PODS) else code
 
 
 def _scenario(root: "Container", settings: Settings) -> "Scenario":
@@ -69,8 +86,7 @@ def _scenario(root: "Container", settings: Settings) -> "Scenario":
         scenario = generated_scenario(settings.generate, driver=driver)
     else:
         scenario = load_scenario(settings.scenario, driver=driver)
-    check_selectors(scenario, root.selector_evaluator().compile_error)
-    return scenario
+    return check_selectors(scenario, root.selector_evaluator().compile_error)
 
 
 def _snapshot(settings: Settings) -> "Scenario":
@@ -118,7 +134,7 @@ def _simulate(root: "Container", scenario: "Scenario", settings: Settings) -> in
             )
         except DomainError as error:
             print(f"npu-dra simulate: {scenario.source}: {error}", file=sys.stderr)
-            return 1
+            return FAILED_RUN
         finally:
             if progress is not None:
                 progress.close()

@@ -217,6 +217,9 @@ def _constraint_reason(
     """A claim's matchAttribute: no value is shared by enough free, matching devices."""
     for claim in claims:
         for constraint in claim.spec.constraints if claim.allocation is None else ():
+            attribute = constraint.match_attribute
+            if attribute is None:  # the scheduler errs on it: no pending pod has one
+                continue
             scoped = [
                 (need, free)
                 for need, free in wanted
@@ -226,13 +229,13 @@ def _constraint_reason(
             needed = sum(need.count for need, _ in scoped)
             values: Counter[str] = Counter()
             for candidate in {c.key: c for _, free in scoped for c in free}.values():
-                found = lookup_attribute(candidate, constraint.match_attribute)
+                found = lookup_attribute(candidate, attribute)
                 values["(none)" if found is None else str(found[1])] += 1
             best = max((n for v, n in values.items() if v != "(none)"), default=0)
             if best < needed:
                 shown = ", ".join(f"{v}: {n}" for v, n in sorted(values.items()))
                 return (
-                    f"claim {claim_label(claim)}: matchAttribute {constraint.match_attribute}: "
+                    f"claim {claim_label(claim)}: matchAttribute {attribute}: "
                     f"{needed} devices must share one value; free devices by value: {shown}"
                 )
     return None

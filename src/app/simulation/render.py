@@ -11,6 +11,7 @@ import yaml
 
 from npu_dra.adapters.cdi.codec import encode as encode_cdi
 from npu_dra.app.simulation.render_explain import explain_document, explain_section
+from npu_dra.app.simulation.render_refused import refused_document, refused_rows
 from npu_dra.app.simulation.run import PodResult, SimulationResult
 from npu_dra.app.simulation.summary import summary, summary_line
 from npu_dra.domain.device import NodeInventory
@@ -46,6 +47,7 @@ def as_document(result: SimulationResult) -> dict[str, Any]:
         "pods": [_pod_document(p) for p in result.pods],
         "cdiSpecs": {uid: encode_cdi(spec) for uid, spec in result.specs.items()},
         "summary": summary(result),
+        "refused": refused_document(result),
     }
 
 
@@ -60,10 +62,18 @@ def render_text(result: SimulationResult) -> str:
             _table([POD_HEADERS, *_pod_table_rows(result)]),
             "",
             *explain_section(result),
+            *_refused_section(result),
             LEGEND,
             summary_line(result),
         ]
     )
+
+
+def _refused_section(result: SimulationResult) -> list[str]:
+    rows = refused_rows(result)
+    if not rows:
+        return []
+    return ["# Refused objects (left out: the API server would refuse them)", _table(rows), ""]
 
 
 def _holders(result: SimulationResult) -> dict[tuple[str, str, str], str]:

@@ -19,7 +19,7 @@ from npu_dra.app.simulation.explain import NodeReason
 from npu_dra.app.simulation.explain import explain as why_pending
 from npu_dra.app.simulation.extended import class_mapping, special_claim
 from npu_dra.app.simulation.index import ClusterIndex
-from npu_dra.app.simulation.scenario import PodClaim, Scenario, SimPod
+from npu_dra.app.simulation.scenario import PodClaim, Refusal, Scenario, SimPod
 from npu_dra.app.simulation.schedule import Decision, schedule_pod
 from npu_dra.domain.cdi import CdiSpec
 from npu_dra.domain.claims import ResourceClaim
@@ -84,6 +84,7 @@ class SimulationResult:
     inventories: tuple[NodeInventory, ...] = ()
     # (driver, pool, device) -> "namespace/claim": held by claims allocated before the run
     held_before: Mapping[tuple[str, str, str], str] = attrs.field(factory=dict)
+    refused: tuple[Refusal, ...] = ()  # the scenario's objects the API server would refuse
 
 
 def simulate(
@@ -121,7 +122,9 @@ def simulate(
             on_pod(len(results))
     specs = _cdi_specs(plugins)
     inventories = tuple(p.inventory.current() for p in plugins if p.inventory is not None)
-    return SimulationResult(slices, tuple(results), specs, inventories, _held_before(scenario))
+    return SimulationResult(
+        slices, tuple(results), specs, inventories, _held_before(scenario), scenario.refused
+    )
 
 
 def _prepared(result: PodResult, plugin: NodePlugin) -> PodResult:
@@ -206,7 +209,7 @@ def _run_pod(
             special = special_claim(pod.name, pod.namespace, pod.extended, mapping)
             claims.append(claim_from_api(cluster.create(special)))
     except LookupError as missing:
-        reason = f"resourceclaim {missing} not found: kept out of the scheduling queue (PreEnqueue)"
+        reason = f"{missing.args[0]}: kept out of the scheduling queue (PreEnqueue)"
         return PodResult(pod, None, (), reason, status="Pending")
     decision = schedule_pod(
         pod.placement, claims, index=index, classes=classes, matcher=matcher, budget=budget
@@ -258,11 +261,14 @@ def _claim_for(pod: SimPod, entry: PodClaim, cluster: ApiObjects) -> ResourceCla
     if entry.claim is not None:
         found = cluster.get("ResourceClaim", entry.claim, pod.namespace)
         if found is None:
-            raise LookupError(f"{pod.namespace}/{entry.claim}")
+            raise LookupError(f"resourceclaim {pod.namespace}/{entry.claim} not found")
         return claim_from_api(found)
     template = cluster.get("ResourceClaimTemplate", entry.template or "", pod.namespace)
-    if template is None:
-        raise LookupError(f"template {pod.namespace}/{entry.template}")
+    if template is None:  # the resourceclaim controller makes no claim; PreEnqueue says so
+        raise LookupError(
+            f'pod "{pod.namespace}/{pod.name}": ResourceClaim not created yet (its template '
+            f"{pod.namespace}/{entry.template} not found)"
+        )
     return claim_from_api(cluster.create(_generated_claim(pod, entry, template)))
 
 

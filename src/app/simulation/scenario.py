@@ -8,13 +8,42 @@ from typing import Any
 
 import attrs
 
+from npu_dra.adapters.kube_shapes.errors import ShapeError
 from npu_dra.app.simulation.extended import ExtendedRequest
+from npu_dra.domain.errors import DomainError
 from npu_dra.domain.ids import NodeName
 from npu_dra.domain.scheduling.placement import Placement, SchedNode
 
 
 class ScenarioError(Exception):
     """A scenario file is unusable; the message names the file, the object and the field."""
+
+
+@attrs.frozen
+class Refusal:
+    """An object the API server would refuse at create: reported, and left out of the run as the
+    cluster leaves it out, while everything else runs."""
+
+    kind: str
+    namespace: str
+    name: str
+    field: str
+    reason: str
+
+    @classmethod
+    def of(cls, doc: Mapping[str, Any], error: DomainError) -> "Refusal":
+        meta = doc.get("metadata")
+        meta = meta if isinstance(meta, Mapping) else {}
+        field, reason = (
+            (error.field, error.reason) if isinstance(error, ShapeError) else ("", str(error))
+        )
+        kind, namespace, name = doc.get("kind"), meta.get("namespace"), meta.get("name")
+        return cls(str(kind), str(namespace or ""), str(name or "?"), field, reason)
+
+    def __str__(self) -> str:
+        where = f"{self.namespace}/{self.name}" if self.namespace else self.name
+        field = f"field {self.field}: " if self.field else ""
+        return f"{self.kind} {where}: {field}{self.reason}"
 
 
 @attrs.frozen
@@ -47,3 +76,4 @@ class Scenario:
     # pods already bound, as ("namespace/name", node).
     slices: tuple[Mapping[str, Any], ...] = ()
     bound: tuple[tuple[str, str], ...] = ()
+    refused: tuple[Refusal, ...] = ()  # objects left out, as the API server refuses them

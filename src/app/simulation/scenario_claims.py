@@ -22,28 +22,38 @@ def check_claim_objects(
 ) -> None:
     """ShapeError (a DomainError) for the first class, claim or template the API would refuse.
     `admitted`: read from a cluster, which admitted them; their namespaces' labels are unknown."""
-    admin_namespaces = _admin_namespaces(by_kind["Namespace"])
+    admin_namespaces = admin_namespaces_of(by_kind["Namespace"])
     for doc in by_kind["DeviceClass"]:
         device_class_from_api(doc)
     if admitted:
         admin_namespaces.add("*")
     for doc in by_kind["ResourceClaim"]:
-        claim = claim_from_api(doc)
-        _check_admin_access(doc, claim.spec, claim.ref.namespace, admin_namespaces, "spec")
+        check_claim(doc, admin_namespaces)
     for doc in by_kind["ResourceClaimTemplate"]:
-        root = Fields(doc, obj=describe(doc))
-        root.sub("metadata").need("name", str)
-        spec = spec_from_api(root.sub("spec").sub("spec").sub("devices"))
-        namespace = root.sub("metadata").get("namespace", str, "default")
-        _check_admin_access(doc, spec, namespace, admin_namespaces, "spec.spec")
+        check_template(doc, admin_namespaces)
 
 
-def _admin_namespaces(docs: list[Mapping[str, Any]]) -> set[str]:
+def check_claim(doc: Mapping[str, Any], admin_namespaces: set[str]) -> None:
+    claim = claim_from_api(doc)
+    _check_admin_access(doc, claim.spec, claim.ref.namespace, admin_namespaces, "spec")
+
+
+def check_template(doc: Mapping[str, Any], admin_namespaces: set[str]) -> None:
+    root = Fields(doc, obj=describe(doc))
+    root.sub("metadata").need("name", str)
+    spec = spec_from_api(root.sub("spec").sub("spec").sub("devices"))
+    namespace = root.sub("metadata").get("namespace", str, "default")
+    _check_admin_access(doc, spec, namespace, admin_namespaces, "spec.spec")
+
+
+def admin_namespaces_of(docs: list[Mapping[str, Any]]) -> set[str]:
+    """The Namespaces labelled for admin access; ShapeError for one without a name."""
     found = set()
     for doc in docs:
         meta = Fields(doc, obj=describe(doc)).sub("metadata")
+        name = meta.need("name", str)
         if meta.mapping("labels").get(ADMIN_ACCESS_LABEL) == "true":
-            found.add(meta.need("name", str))
+            found.add(name)
     return found
 
 

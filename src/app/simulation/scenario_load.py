@@ -1,25 +1,31 @@
 """Scenario files: Kubernetes-shaped YAML (SimulatedNode, DeviceClass, ResourceClaim,
 ResourceClaimTemplate, Pod) checked up front, so a mistake is reported with the file, the object
-and the field instead of surfacing halfway through a run. Here the file is read, each document
-sorted by its kind and checked for unknown fields, and the decoded kinds assembled; each kind's
-own decoding lives in its scenario_* module.
+and the field instead of surfacing halfway through a run. Here the file is read and each document
+sorted by its kind: a file that is not a list of Kubernetes objects is refused whole; each object
+is then admitted or refused alone (scenario_admit.py), as the API server does on create, its
+kind's own decoding in its scenario_* module.
 """
 
 import json
 from collections.abc import Mapping
+from functools import partial
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
 import yaml
 
+from npu_dra.adapters.kube_shapes.claims import device_class_from_api
 from npu_dra.adapters.kube_shapes.reader import Fields, describe
-from npu_dra.app.simulation.scenario import Scenario, ScenarioError
-from npu_dra.app.simulation.scenario_claims import check_claim_objects
+from npu_dra.app.simulation.scenario import Refusal, Scenario, ScenarioError
+from npu_dra.app.simulation.scenario_admit import Admission
+from npu_dra.app.simulation.scenario_claims import (
+    admin_namespaces_of,
+    check_claim,
+    check_template,
+)
 from npu_dra.app.simulation.scenario_nodes import simulated_node
 from npu_dra.app.simulation.scenario_pods import sim_pod
-from npu_dra.app.simulation.strict import check_known_fields
-from npu_dra.domain.errors import DomainError
 
 DEFAULT_DRIVER = "npu.huawei.com"  # what the built-in scenario is written for
 # kubernetes.io/docs/setup/best-practices/cluster-large: "No more than 5,000 nodes", "No more
@@ -36,6 +42,7 @@ KINDS = (
     "ResourceClaimTemplate",
     "Pod",
 )
+KNOWN = ", ".join(KINDS)
 
 
 def load_scenario(
@@ -91,16 +98,21 @@ def documents_of(text: str, source: str) -> list[Any]:
 def scenario_from_documents(
     documents: list[Any], *, source: str, overlay: bool = False
 ) -> Scenario:
+    """The scenario of the objects the API server would create; ScenarioError for a file that
+    is not a list of Kubernetes objects or holds more than a cluster supports."""
     by_kind: dict[str, list[Mapping[str, Any]]] = {k: [] for k in KINDS}
-    try:
-        for index, doc in enumerate(documents):
-            kind = _kind_of(doc, source, index)
-            check_known_fields(doc, kind)
+    admission = Admission()
+    for index, doc in enumerate(documents):
+        kind = _kind_of(doc, source, index)
+        if kind in KINDS:
             by_kind[kind].append(doc)
-        _check_sizes(source, by_kind)
-        return _checked(source, by_kind, overlay)
-    except DomainError as error:
-        raise ScenarioError(f"{source}: {error}") from error
+        else:  # kubectl goes on past a kind it cannot map; simulate models only these
+            refused = Fields(doc, obj=describe(doc)).fail("kind", f"{kind!r} is not one of {KNOWN}")
+            admission.refused.append(Refusal.of(doc, refused))
+    _check_sizes(source, by_kind)
+    if not by_kind["SimulatedNode"] and not overlay:
+        raise ScenarioError(f"{source}: no SimulatedNode objects: nothing to simulate")
+    return _admitted(source, by_kind, admission)
 
 
 def _check_sizes(source: str, by_kind: Mapping[str, list[Mapping[str, Any]]]) -> None:
@@ -114,44 +126,37 @@ def _check_sizes(source: str, by_kind: Mapping[str, list[Mapping[str, Any]]]) ->
 
 
 def _kind_of(doc: object, source: str, index: int) -> str:
+    """The document's kind; ScenarioError for one that is not a Kubernetes object at all."""
     if not isinstance(doc, Mapping):
         raise ScenarioError(f"{source}: document {index + 1}: expected a Kubernetes object")
     kind = doc.get("kind")
-    if kind not in KINDS:
-        where = describe(doc) if isinstance(kind, str) else f"document {index + 1}"
+    if not isinstance(kind, str) or not kind:
         raise ScenarioError(
-            f"{source}: {where}: field kind: {kind!r} is not one of {', '.join(KINDS)}"
+            f"{source}: document {index + 1}: field kind: {kind!r} is not one of {KNOWN}"
         )
-    return str(kind)
+    return kind
 
 
-def _checked(
-    source: str, by_kind: Mapping[str, list[Mapping[str, Any]]], overlay: bool
+def _admitted(
+    source: str, by_kind: Mapping[str, list[Mapping[str, Any]]], admission: Admission
 ) -> Scenario:
-    nodes = tuple(simulated_node(d) for d in by_kind["SimulatedNode"])
-    if not nodes and not overlay:
-        raise ScenarioError(f"{source}: no SimulatedNode objects: nothing to simulate")
-    check_claim_objects(by_kind)
-    pods = tuple(sim_pod(d) for d in by_kind["Pod"])
-    _reject_duplicates(by_kind)
+    """Each object as the API server would take it on create, in file order per kind."""
+    admit = admission.checked
+    admin = admin_namespaces_of(admit(by_kind["Namespace"], lambda d: admin_namespaces_of([d])))
+    nodes = admission.decoded(by_kind["SimulatedNode"], simulated_node)
+    classes = admit(by_kind["DeviceClass"], device_class_from_api)
+    claims = admit(by_kind["ResourceClaim"], partial(check_claim, admin_namespaces=admin))
+    templates = admit(
+        by_kind["ResourceClaimTemplate"], partial(check_template, admin_namespaces=admin)
+    )
+    pods = admission.decoded(by_kind["Pod"], sim_pod)
     return Scenario(
         source,
         tuple((name, hardware) for name, hardware, _ in nodes),
         tuple(node for _, _, node in nodes),
-        tuple(by_kind["DeviceClass"]),
-        tuple(by_kind["ResourceClaim"]),
-        tuple(by_kind["ResourceClaimTemplate"]),
-        pods,
+        tuple(classes),
+        tuple(claims),
+        tuple(templates),
+        tuple(pods),
+        refused=tuple(admission.refused),
     )
-
-
-def _reject_duplicates(by_kind: Mapping[str, list[Mapping[str, Any]]]) -> None:
-    """Two objects with one kind, namespace and name would collide in the cluster."""
-    seen: set[tuple[str, str, str]] = set()
-    for kind, docs in by_kind.items():
-        for doc in docs:
-            meta = doc["metadata"]
-            key = (kind, str(meta.get("namespace") or ""), str(meta["name"]))
-            if key in seen:
-                raise Fields(doc, obj=describe(doc)).sub("metadata").fail("name", "defined twice")
-            seen.add(key)

@@ -79,9 +79,23 @@ def schedule_pod(
     except AllocationError as error:
         return Decision(None, status="Error", reason=str(error))
     if not fitting:
-        return _unschedulable(index, reasons)
+        return _noted(_unschedulable(index, reasons), pending)
     best = min(fitting, key=lambda f: (f[0], f[1]))
-    return _decided(claims, index, attempt, best, reasons)
+    return _noted(_decided(claims, index, attempt, best, reasons), pending)
+
+
+def _noted(decision: Decision, claims: Sequence[ResourceClaim]) -> Decision:
+    """distinctAttribute, where a claim has one, as v1.34.3 takes it (scheduling/constraints.py)."""
+    names = {c.distinct_attribute for claim in claims for c in claim.spec.constraints}
+    names.discard(None)
+    if not names:
+        return decision
+    note = (
+        f"(distinctAttribute {', '.join(sorted(filter(None, names)))}: decided as kube-scheduler "
+        "v1.34.3 does with DRAConsumableCapacity off: ignored beside matchAttribute, otherwise "
+        "each device must have the attribute but values may repeat)"
+    )
+    return attrs.evolve(decision, reason=" ".join(filter(None, [decision.reason, note])))
 
 
 def _fitting(

@@ -159,6 +159,7 @@ def with_overlay(snapshot: Scenario, overlay: Scenario) -> Scenario:
         claims=(*snapshot.claims, *overlay.claims),
         templates=(*snapshot.templates, *overlay.templates),
         pods=(*snapshot.pods, *overlay.pods),
+        refused=(*snapshot.refused, *overlay.refused),
     )
 
 

@@ -1,8 +1,10 @@
 """kube-scheduler's DRA allocator for one node, ported from
-k8s.io/dynamic-resource-allocation/structured v0.34.3, the "incubating" variant: the one a
-v1.34 kube-scheduler picks with its default feature gates (DRAPrioritizedList and DRAAdminAccess
-beta and on; DRADeviceTaints, DRAPartitionableDevices, DRAConsumableCapacity alpha and off), plus
-the "experimental" variant's shared counters (DRAPartitionableDevices on) where slices have them.
+k8s.io/dynamic-resource-allocation/structured v0.34.3, the "incubating" variant (DRAPrioritizedList
+and DRAAdminAccess beta and on; DRADeviceTaints, DRAPartitionableDevices, DRAConsumableCapacity
+alpha and off), plus the "experimental" variant's shared counters (DRAPartitionableDevices on)
+where slices have them and its `distinctAttribute` (constraints.py): a v1.34.3 kube-scheduler
+with its default gates runs the experimental variant, since DRAResourceClaimDeviceStatus (beta,
+on) is one the incubating variant does not list.
 
 All unallocated claims of a pod are allocated together: claims in pod order, requests in claim
 order, each request's devices one at a time over pools and slices in order; the first complete

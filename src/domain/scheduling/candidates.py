@@ -12,8 +12,8 @@ from collections.abc import Callable, Sequence
 
 import attrs
 
-from npu_dra.domain.claims import ResourceClaim
-from npu_dra.domain.scheduling.constraints import MatchAttribute
+from npu_dra.domain.claims import Constraint, ResourceClaim
+from npu_dra.domain.scheduling.constraints import DistinctAttribute, MatchAttribute
 from npu_dra.domain.scheduling.counters import CounterBook, counter_book
 from npu_dra.domain.scheduling.errors import AllocationError
 from npu_dra.domain.scheduling.matcher import Matcher
@@ -32,7 +32,7 @@ class CandidateChecks:
     matcher: Matcher
     partitionable: bool
     book: CounterBook
-    constraints: list[list[MatchAttribute]]
+    constraints: list[list[MatchAttribute | DistinctAttribute]]
     results: list[list[tuple[RequestData, Candidate]]]
     # v1.34.3's bookkeeping (see _refused_by_constraint); False gives the counters back
     keep_refused_counters: bool = True
@@ -133,12 +133,14 @@ def candidate_checks(
         partitionable=partitionable,
         keep_refused_counters=keep_refused_counters,
         book=counter_book(pools, allocated),
-        constraints=[
-            [
-                MatchAttribute(c.match_attribute, frozenset(c.requests))
-                for c in claim.spec.constraints
-            ]
-            for claim in claims
-        ],
+        constraints=[[_constraint(c) for c in claim.spec.constraints] for claim in claims],
         results=[[] for _ in claims],
     )
+
+
+def _constraint(constraint: Constraint) -> MatchAttribute | DistinctAttribute:
+    """Allocate()'s switch: `matchAttribute` if set, else `distinctAttribute`."""
+    if constraint.match_attribute is not None:
+        return MatchAttribute(constraint.match_attribute, frozenset(constraint.requests))
+    assert constraint.distinct_attribute is not None  # the API requires one of them
+    return DistinctAttribute(constraint.distinct_attribute, frozenset(constraint.requests))

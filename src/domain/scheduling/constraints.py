@@ -1,6 +1,7 @@
 """`matchAttribute` as the scheduler's allocator checks it (`matchAttributeConstraint`): the
 first device added pins the value, every later one in scope must carry the same value and type;
 a device without the attribute never fits. The count of devices in the set is all it tracks.
+`distinctAttribute` as v1.34.3 checks it: see DistinctAttribute.
 """
 
 import attrs
@@ -30,9 +31,7 @@ class MatchAttribute:
     count: int = 0
 
     def applies(self, base: str, sub: str) -> bool:
-        if not self.requests:
-            return True
-        return base in self.requests or (bool(sub) and f"{base}/{sub}" in self.requests)
+        return _in_scope(self.requests, base, sub)
 
     def add(self, base: str, sub: str, candidate: Candidate) -> bool:
         if not self.applies(base, sub):
@@ -50,3 +49,30 @@ class MatchAttribute:
     def remove(self, base: str, sub: str) -> None:
         if self.applies(base, sub):
             self.count -= 1
+
+
+@attrs.frozen
+class DistinctAttribute:
+    """`distinctConstraint` of the allocator v1.34.3 runs with its default gates (the
+    experimental variant: DRAResourceClaimDeviceStatus is on, which the incubating one lacks),
+    even with DRAConsumableCapacity off: a device in scope without the attribute never fits, but
+    values are compared by pointer (`attribute.IntValue == attr.IntValue`, constraint.go), so
+    two devices never clash and repeated values pass. Only where `matchAttribute` is unset: the
+    allocator takes `matchAttribute` first."""
+
+    attribute: str
+    requests: frozenset[str]
+
+    def add(self, base: str, sub: str, candidate: Candidate) -> bool:
+        if not _in_scope(self.requests, base, sub):
+            return True
+        return lookup_attribute(candidate, self.attribute) is not None
+
+    def remove(self, base: str, sub: str) -> None:
+        """Nothing to forget: only the attribute's presence is checked."""
+
+
+def _in_scope(requests: frozenset[str], base: str, sub: str) -> bool:
+    if not requests:
+        return True
+    return base in requests or (bool(sub) and f"{base}/{sub}" in requests)

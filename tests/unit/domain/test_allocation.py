@@ -382,6 +382,14 @@ def test_two_claims_of_a_pod_are_allocated_together_with_backtracking() -> None:
     assert [[r.device for r in a.results] for a in found] == [["npu-2"], ["npu-0", "npu-1"]]
 
 
+def test_distinct_attribute_needs_the_attribute_but_lets_values_repeat() -> None:
+    """v1.34.3 compares distinctAttribute values by pointer: no two devices ever clash."""
+    repeating = claim(request(count=2), constraints=[Constraint(None, (), NUMA_NODE)])
+    assert devices(run(repeating, node("node-a"))) == ["npu-0", "npu-1"]  # both NUMA node 6
+    missing = claim(request(), constraints=[Constraint(None, (), "npu.huawei.com/rack")])
+    assert "cannot allocate all claims" in refused(run(missing, node("node-a")))
+
+
 def test_a_cel_runtime_error_is_an_error_for_the_pod_not_a_misfit() -> None:
     broken = 'device.attributes["npu.huawei.com"].memory > 1'
     with pytest.raises(AllocationError, match="selector #0: CEL runtime error"):

@@ -1,5 +1,6 @@
-"""A bad scenario file stops `npu-dra simulate` with a message naming the file, the object and
-the field, never with a traceback or a half-run simulation."""
+"""A scenario file that is not a list of Kubernetes objects stops `npu-dra simulate` (exit 2);
+an object the API server would refuse is named with its field and left out while the rest runs
+(exit 4). Never a traceback."""
 
 import contextlib
 import io
@@ -53,9 +54,20 @@ def run_file(tmp_path: Path, *documents: str) -> tuple[int, str, str, Path]:
 
 
 def refused(tmp_path: Path, *documents: str) -> str:
+    """The whole file refused: nothing ran."""
     code, out, err, path = run_file(tmp_path, *documents)
-    assert code != 0
+    assert code == 2
     assert out == ""
+    assert str(path) in err
+    assert "Traceback" not in err
+    return err
+
+
+def left_out(tmp_path: Path, *documents: str) -> str:
+    """One object refused and left out, named on stderr and in the document; the rest ran."""
+    code, out, err, path = run_file(tmp_path, *documents)
+    assert code == 4, err
+    assert json.loads(out)["refused"]
     assert str(path) in err
     assert "Traceback" not in err
     return err
@@ -71,8 +83,8 @@ def test_a_document_that_is_not_an_object(tmp_path: Path) -> None:
     assert "document 2: expected a Kubernetes object" in refused(tmp_path, NODE, "just words\n")
 
 
-def test_an_unknown_kind(tmp_path: Path) -> None:
-    err = refused(tmp_path, NODE, "kind: ResourceClam\nmetadata: {name: typo}\n")
+def test_an_unknown_kind_is_left_out(tmp_path: Path) -> None:
+    err = left_out(tmp_path, NODE, "kind: ResourceClam\nmetadata: {name: typo}\n")
     assert "ResourceClam typo: field kind: 'ResourceClam' is not one of" in err
 
 
@@ -82,7 +94,7 @@ def test_a_missing_kind(tmp_path: Path) -> None:
 
 def test_a_node_without_a_chip(tmp_path: Path) -> None:
     node = "kind: SimulatedNode\nmetadata: {name: node-a}\nspec:\n  hardware: {count: 8}\n"
-    assert "SimulatedNode node-a: field spec.hardware.chip: is required" in refused(tmp_path, node)
+    assert "SimulatedNode node-a: field spec.hardware.chip: is required" in left_out(tmp_path, node)
 
 
 def test_no_nodes_at_all(tmp_path: Path) -> None:
@@ -103,14 +115,14 @@ def test_node_hardware_that_cannot_be_built_names_the_node(
     tmp_path: Path, hardware: str, field: str, reason: str
 ) -> None:
     node = f"kind: SimulatedNode\nmetadata: {{name: node-x}}\nspec:\n  hardware: {hardware}\n"
-    err = refused(tmp_path, node)
+    err = left_out(tmp_path, node)
     assert "SimulatedNode node-x" in err
     assert field in err
     assert reason in err
 
 
 def test_an_unknown_allocation_mode(tmp_path: Path) -> None:
-    err = refused(tmp_path, NODE, CLASS, claim("allocationMode: Bogus"))
+    err = left_out(tmp_path, NODE, CLASS, claim("allocationMode: Bogus"))
     assert "ResourceClaim ascend-dra/bad-claim" in err
     assert "field spec.devices.requests[0].exactly.allocationMode" in err
     assert "'Bogus' is not ExactCount or All" in err
@@ -123,13 +135,13 @@ def test_a_count_of_zero_is_defaulted_to_one_as_the_api_server_does(tmp_path: Pa
 
 
 def test_a_negative_count(tmp_path: Path) -> None:
-    err = refused(tmp_path, NODE, CLASS, claim("count: -1"))
+    err = left_out(tmp_path, NODE, CLASS, claim("count: -1"))
     assert "ResourceClaim ascend-dra/bad-claim" in err
     assert "field spec.devices.requests[0].exactly.count: must be greater than zero" in err
 
 
 def test_a_count_with_all(tmp_path: Path) -> None:
-    err = refused(tmp_path, NODE, CLASS, claim("allocationMode: All, count: 2"))
+    err = left_out(tmp_path, NODE, CLASS, claim("allocationMode: All, count: 2"))
     assert "exactly.count: must not be specified when allocationMode is 'All'" in err
 
 
@@ -144,7 +156,7 @@ def test_a_template_with_a_bad_request(tmp_path: Path) -> None:
               - name: npu
                 exactly: {deviceClassName: npu.huawei.com, count: -1}
         """)
-    err = refused(tmp_path, NODE, CLASS, template)
+    err = left_out(tmp_path, NODE, CLASS, template)
     assert "ResourceClaimTemplate ascend-dra/tpl" in err
     assert "spec.spec.devices.requests[0].exactly.count" in err
 
@@ -158,7 +170,7 @@ def test_a_pod_naming_both_a_claim_and_a_template(tmp_path: Path) -> None:
           - {name: npu, resourceClaimName: a, resourceClaimTemplateName: b}
           containers: [{name: app, image: busybox}]
         """)
-    err = refused(tmp_path, NODE, CLASS, pod)
+    err = left_out(tmp_path, NODE, CLASS, pod)
     assert "Pod ascend-dra/p: field spec.resourceClaims[0].resourceClaimName" in err
 
 
@@ -170,10 +182,12 @@ def test_a_pod_naming_both_a_claim_and_a_template(tmp_path: Path) -> None:
         (NODE, "SimulatedNode node-a"),
     ],
 )
-def test_an_object_defined_twice(tmp_path: Path, document: str, what: str) -> None:
-    err = refused(tmp_path, NODE, CLASS, document, document)
+def test_an_object_defined_twice_is_refused_the_second_time(
+    tmp_path: Path, document: str, what: str
+) -> None:
+    err = left_out(tmp_path, NODE, CLASS, document, document)
     assert what in err
-    assert "field metadata.name: defined twice" in err
+    assert "field metadata.name: already exists" in err
 
 
 def test_a_pod_referencing_a_missing_claim_is_pending_with_the_claims_name(
@@ -206,18 +220,18 @@ def test_a_missing_file(tmp_path: Path) -> None:
 
 
 def test_an_unknown_field_is_refused_not_ignored(tmp_path: Path) -> None:
-    err = refused(tmp_path, NODE, CLASS, claim("cuont: 2"))
+    err = left_out(tmp_path, NODE, CLASS, claim("cuont: 2"))
     assert "field spec.devices.requests[0].exactly.cuont: unknown field" in err
 
 
 def test_an_unknown_pod_spec_field_is_refused(tmp_path: Path) -> None:
     pod = "kind: Pod\nmetadata: {name: p}\nspec:\n  nodeSelectr: {zone: a}\n"
-    assert "Pod p: field spec.nodeSelectr: unknown field" in refused(tmp_path, NODE, pod)
+    assert "Pod p: field spec.nodeSelectr: unknown field" in left_out(tmp_path, NODE, pod)
 
 
 def test_a_match_attribute_without_a_domain_is_refused(tmp_path: Path) -> None:
     constrained = claim("count: 2") + "    constraints:\n    - {matchAttribute: numaNode}\n"
-    err = refused(tmp_path, NODE, CLASS, constrained)
+    err = left_out(tmp_path, NODE, CLASS, constrained)
     assert "constraints[0].matchAttribute: a fully qualified name" in err
 
 
@@ -226,7 +240,7 @@ def test_a_constraint_naming_no_request_is_refused(tmp_path: Path) -> None:
         claim("count: 2")
         + "    constraints:\n    - {matchAttribute: npu.huawei.com/numaNode, requests: [gpu]}\n"
     )
-    assert "'gpu' is not the name of a request" in refused(tmp_path, NODE, CLASS, constrained)
+    assert "'gpu' is not the name of a request" in left_out(tmp_path, NODE, CLASS, constrained)
 
 
 def test_more_than_32_requests_are_refused(tmp_path: Path) -> None:
@@ -237,11 +251,11 @@ def test_more_than_32_requests_are_refused(tmp_path: Path) -> None:
         "kind: ResourceClaim\nmetadata: {name: many, namespace: ns}\n"
         f"spec:\n  devices:\n    requests:\n{requests}"
     )
-    assert "requests: must have at most 32 items" in refused(tmp_path, NODE, CLASS, many)
+    assert "requests: must have at most 32 items" in left_out(tmp_path, NODE, CLASS, many)
 
 
 def test_admin_access_outside_a_labelled_namespace_is_forbidden(tmp_path: Path) -> None:
-    err = refused(tmp_path, NODE, CLASS, claim("adminAccess: true"))
+    err = left_out(tmp_path, NODE, CLASS, claim("adminAccess: true"))
     assert "exactly.adminAccess: Forbidden: admin access to devices requires" in err
 
 
@@ -256,10 +270,10 @@ def test_admin_access_in_a_labelled_namespace_is_accepted(tmp_path: Path) -> Non
 
 def test_a_selector_that_does_not_compile_is_refused_up_front(tmp_path: Path) -> None:
     broken = claim("selectors: [{cel: {expression: 'device.driver =='}}]")
-    err = refused(tmp_path, NODE, CLASS, broken)
+    err = left_out(tmp_path, NODE, CLASS, broken)
     assert "exactly.selectors[0].cel.expression: Invalid value: compilation failed" in err
 
 
 def test_a_pod_without_containers_is_refused(tmp_path: Path) -> None:
     pod = "kind: Pod\nmetadata: {name: p}\nspec:\n  resourceClaims: []\n"
-    assert "Pod p: field spec.containers: Required value" in refused(tmp_path, NODE, pod)
+    assert "Pod p: field spec.containers: Required value" in left_out(tmp_path, NODE, pod)

@@ -65,6 +65,7 @@ def test_json_and_yaml_carry_the_summary_and_say_it_on_stderr(
     code, out, err = simulate("--scenario", str(one_pending), "-o", output)
     assert code == 0
     document = json.loads(out) if output == "json" else yaml.safe_load(out)
+    assert document["summary"].pop("refused") == 0
     assert document["summary"] == {"pods": 2, "bound": 1, "pending": 1, "gated": 0, "error": 0}
     assert "# 2 pods: 1 bound, 1 pending, 0 gated, 0 error" in err
 
@@ -98,4 +99,5 @@ def test_a_generated_scenario_follows_the_driver_name() -> None:
     )
     assert code == 0, err
     document = json.loads(out)
+    assert document["summary"].pop("refused") == 0
     assert document["summary"] == {"pods": 4, "bound": 4, "pending": 0, "gated": 0, "error": 0}
