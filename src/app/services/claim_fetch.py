@@ -29,6 +29,7 @@ from collections.abc import Callable, Sequence
 from npu_dra.domain.claims import ClaimRef, ResourceClaim
 from npu_dra.domain.errors import DomainError
 from npu_dra.domain.ids import ClaimUID
+from npu_dra.domain.ports import ClusterApi
 
 log = logging.getLogger(__name__)
 
@@ -148,6 +149,24 @@ class ReadWorkers:
                         return
             assert me.task is not None
             task, me.task = me.task, None
+
+
+class ClaimReads:
+    """The claims a prepare call has not prepared yet, read from the API server."""
+
+    def __init__(self, cluster: ClusterApi, *, deadline_s: float, concurrency: int) -> None:
+        self._cluster = cluster
+        self._deadline, self._concurrency = deadline_s, concurrency
+        self._workers = ReadWorkers()
+
+    def fetch(self, refs: Sequence[ClaimRef]) -> dict[ClaimUID, Fetched]:
+        return fetch_claims(
+            refs,
+            lambda ref: self._cluster.get_claim(ref=ref),
+            deadline_s=self._deadline,
+            concurrency=self._concurrency,
+            workers=self._workers,
+        )
 
 
 def fetch_claims(

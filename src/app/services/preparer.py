@@ -28,7 +28,7 @@ import time
 from collections.abc import Mapping, Sequence
 
 from npu_dra.app.services.call_log import CallLog
-from npu_dra.app.services.claim_fetch import Fetched, ReadWorkers, fetch_claims
+from npu_dra.app.services.claim_fetch import ClaimReads, Fetched
 from npu_dra.app.services.claim_specs import ClaimSpecs
 from npu_dra.app.services.group_commit import GroupCommit
 from npu_dra.app.services.inflight import InFlight, PendingPrepare
@@ -63,10 +63,9 @@ class ClaimPreparer:
         fetch_workers: int = FETCH_WORKERS,
         vnpus: VnpuService | None = None,
     ) -> None:
-        self._cluster, self._cdi, self._checkpoints = cluster, cdi, checkpoints
+        self._cdi, self._checkpoints = cdi, checkpoints
         self._inventory, self._driver, self._profile = inventory, driver, profile
-        self._fetch_deadline, self._fetch_workers = fetch_deadline_s, fetch_workers
-        self._readers = ReadWorkers()
+        self._reads = ClaimReads(cluster, deadline_s=fetch_deadline_s, concurrency=fetch_workers)
         self._state = GroupCommit(
             lambda checkpoint: checkpoints.save(checkpoint=checkpoint), Checkpoint()
         )
@@ -89,13 +88,7 @@ class ClaimPreparer:
         try:
             fresh = [ref for ref in refs if ref.uid not in known]
             self._inventory_for(refs, known)
-            fetched = fetch_claims(
-                fresh,
-                lambda ref: self._cluster.get_claim(ref=ref),
-                deadline_s=self._fetch_deadline,
-                concurrency=self._fetch_workers,
-                workers=self._readers,
-            )
+            fetched = self._reads.fetch(fresh)
             with self._lock:
                 before = self._checkpoint()
                 outcomes, checkpoint = self._commit(refs, fetched, pending)
