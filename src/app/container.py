@@ -38,14 +38,10 @@ from npu_dra.app.wiring.cluster import (
     memory_cluster,
 )
 from npu_dra.app.wiring.device_plugin import running_device_plugin, running_device_plugin_metrics
-from npu_dra.app.wiring.hardware import (
-    hardware_probe,
-    pool_probe,
-    vnpu_layout_probe,
-    vnpu_table,
-)
+from npu_dra.app.wiring.hardware import hardware_probe, pool_probe, vnpu_layout_probe, vnpu_table
 from npu_dra.app.wiring.kubelet_plugin import (
     instance_lock,
+    prefetching_claims,
     reboot_check,
     registration_state,
     remove_dead_instances,
@@ -147,6 +143,10 @@ class NodeContainer(containers.DeclarativeContainer):
     publisher = providers.Singleton(
         PoolPublisher, inventory=inventory, cluster=cluster, driver=driver, taints=taint_mode
     )
+    # Claims read as their pods are bound here (--claim-prefetch); None when off.
+    claim_prefetch = providers.Resource(
+        prefetching_claims, settings, cluster, node_name, driver, metrics.provider
+    )
     preparer = providers.Singleton(
         ClaimPreparer,
         cluster=cluster,
@@ -157,6 +157,7 @@ class NodeContainer(containers.DeclarativeContainer):
         profile=profile,
         fetch_deadline_s=settings.provided.claim_fetch_timeout,
         vnpus=providers.Singleton(vnpu_service_for, vnpu_table, checkpoint_store),
+        prefetched=claim_prefetch,
     )
     # Built only on the plugins' paths (the simulation never asks for them).
     event_sink = providers.Singleton(EventSink, event_recorder)

@@ -131,11 +131,28 @@ class ClaimRef:
 
 @attrs.frozen
 class ResourceClaim:
+    """`owner`: the UID of the pod that controls it (a claim generated for that pod from its
+    template); `reserved_for`: the UIDs of the pods its status reserves it for."""
+
     ref: ClaimRef
     spec: ClaimSpec
     allocation: Allocation | None = None
+    owner: str | None = None
+    reserved_for: tuple[str, ...] = ()
 
     def results_for(self, driver: DriverName) -> tuple[AllocationResult, ...]:
         if self.allocation is None:
             return ()
         return tuple(r for r in self.allocation.results if r.driver == driver)
+
+
+@attrs.frozen
+class NodePod:
+    """A pod bound to this node, as far as its claims go: `claims` were generated for it (its
+    status.resourceClaimStatuses); `done` once it is deleted or in a terminal phase."""
+
+    uid: str
+    namespace: Namespace
+    name: str
+    claims: tuple[ClaimName, ...]
+    done: bool

@@ -9,10 +9,10 @@ from typing import Protocol, runtime_checkable
 
 from npu_dra.domain.cdi import CdiSpec
 from npu_dra.domain.checkpoint import Checkpoint
-from npu_dra.domain.claims import ClaimRef, DeviceClass, ResourceClaim
+from npu_dra.domain.claims import ClaimRef, DeviceClass, NodePod, ResourceClaim
 from npu_dra.domain.device import Device, NodeInventory
 from npu_dra.domain.events import ClusterEvent
-from npu_dra.domain.ids import ClaimUID, DeviceClassName, DriverName, NodeName
+from npu_dra.domain.ids import ClaimName, ClaimUID, DeviceClassName, DriverName, Namespace, NodeName
 from npu_dra.domain.pool import ResourceSlice
 from npu_dra.domain.prepare import ClaimOutcome
 from npu_dra.domain.vnpu.instance import Vnpu
@@ -113,6 +113,27 @@ class DaemonSetWatcher(Protocol):
     ) -> Stoppable:
         """Call `on_report(standing)` (from any thread), standing meaning the DaemonSet exists
         and is not being deleted: once it is known, then after each change, until stopped."""
+        ...
+
+
+@runtime_checkable
+class NodePodSource(Protocol):
+    """The pods bound to this node and the claims generated for them: what the claim prefetch
+    (app/services/claim_prefetch.py) reads before the kubelet asks."""
+
+    def watch_node_pods(
+        self,
+        *,
+        node: NodeName,
+        on_list: Callable[[Sequence[NodePod]], None],
+        on_pod: Callable[[NodePod], None],
+    ) -> Stoppable:
+        """`on_list` with every pod bound to `node` when the watch (re)starts, then `on_pod`
+        after each change (a deleted pod comes done), from any thread, until stopped."""
+        ...
+
+    def read_claim(self, *, namespace: Namespace, name: ClaimName) -> ResourceClaim:
+        """The claim as stored now (owner and reservations included); NotFound if absent."""
         ...
 
 

@@ -26,6 +26,7 @@ from tests.deploy.objects import (
     only,
     policy_on,
 )
+from tests.e2e.seed_cluster import PREFETCH_RULE
 
 
 def test_helm_lint_passes_strictly(helm: Helm) -> None:
@@ -239,3 +240,24 @@ def test_device_plugin_values_reach_its_env_and_parse(helm: Helm) -> None:
         Hardware("fake", Path("/etc/node.yaml")),
     )
     assert config.log_level == "debug"
+
+
+def pod_rules(rendered: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [
+        rule
+        for obj in rendered
+        if obj["kind"] == "ClusterRole"
+        for rule in obj["rules"]
+        if "pods" in rule["resources"]
+    ]
+
+
+def test_claim_prefetch_brings_its_flag_and_the_pod_reads_it_needs_and_nothing_else(
+    helm: Helm,
+) -> None:
+    default = helm.template()
+    assert not kubelet_plugin_settings(default).claim_prefetch
+    assert pod_rules(default) == []
+    enabled = helm.template(set_values=["claimPrefetch=true"])
+    assert kubelet_plugin_settings(enabled).claim_prefetch
+    assert pod_rules(enabled) == [PREFETCH_RULE]  # what tests/e2e/test_claim_prefetch.py grants

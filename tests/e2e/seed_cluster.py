@@ -32,6 +32,8 @@ ACCESS_KINDS = {
     "ValidatingAdmissionPolicyBinding",
 }
 SCHEDULE_S = 60.0
+# The one rule the chart adds with claimPrefetch (templates/rbac.yaml): the pods of the node.
+PREFETCH_RULE = {"apiGroups": [""], "resources": ["pods"], "verbs": ["list", "watch"]}
 
 
 @dataclass

@@ -175,7 +175,27 @@ def claim_from_api(obj: Mapping[str, Any]) -> ResourceClaim:
         raise meta.fail("name", str(error)) from error
     status = root.sub("status")
     allocation = allocation_from_api(status.sub("allocation")) if status.has("allocation") else None
-    return ResourceClaim(ref, spec_from_api(root.sub("spec").sub("devices")), allocation)
+    spec = spec_from_api(root.sub("spec").sub("devices"))
+    return ResourceClaim(ref, spec, allocation, _owner_pod(obj), _reserved_pods(obj))
+
+
+def _owner_pod(obj: Mapping[str, Any]) -> str | None:
+    """The UID of the pod controlling the claim (ownerReferences, controller: true)."""
+    for owner in (obj.get("metadata") or {}).get("ownerReferences") or ():
+        if (
+            owner.get("controller")
+            and owner.get("kind") == "Pod"
+            and owner.get("apiVersion") == "v1"
+        ):
+            return str(owner.get("uid") or "") or None
+    return None
+
+
+def _reserved_pods(obj: Mapping[str, Any]) -> tuple[str, ...]:
+    reserved = (obj.get("status") or {}).get("reservedFor") or ()
+    return tuple(
+        str(r.get("uid")) for r in reserved if r.get("resource") == "pods" and not r.get("apiGroup")
+    )
 
 
 def allocation_to_api(allocation: Allocation) -> dict[str, Any]:

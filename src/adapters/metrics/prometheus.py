@@ -9,12 +9,12 @@ so two plugins in one process (tests) never share series. The series are declare
 module-level data (name, help, labels, buckets), and built into each instance's registry.
 """
 
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from wsgiref.simple_server import WSGIServer
 
 import attrs
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, start_http_server
-from prometheus_client.core import GaugeMetricFamily
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
 from prometheus_client.registry import Collector
 
 from npu_dra.domain.device import Health, NodeInventory
@@ -215,3 +215,19 @@ class ValueCollector(Collector):
 
     def collect(self) -> Iterator[GaugeMetricFamily]:
         yield GaugeMetricFamily(self._name, self._documentation, value=self._read())
+
+
+class CountsCollector(Collector):
+    """One counter, a value per `label` value, read from `read` at scrape time."""
+
+    def __init__(
+        self, name: str, documentation: str, label: str, read: Callable[[], Mapping[str, float]]
+    ) -> None:
+        self._name, self._documentation = name, documentation
+        self._label, self._read = label, read
+
+    def collect(self) -> Iterator[CounterMetricFamily]:
+        family = CounterMetricFamily(self._name, self._documentation, labels=[self._label])
+        for value, count in self._read().items():
+            family.add_metric([value], count)
+        yield family

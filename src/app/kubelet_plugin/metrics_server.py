@@ -13,10 +13,12 @@ from wsgiref.simple_server import WSGIServer
 
 from npu_dra.adapters.grpc.registration_server import RegistrationState
 from npu_dra.adapters.metrics.prometheus import (
+    CountsCollector,
     DeviceHealthCollector,
     PrometheusMetrics,
     ValueCollector,
 )
+from npu_dra.app.services.claim_prefetch import ClaimPrefetch
 from npu_dra.app.services.inventory import InventoryCache
 from npu_dra.domain.checkpoint import gone_devices
 from npu_dra.domain.ports import CheckpointStore
@@ -72,6 +74,26 @@ def watch_state(
             "Prepared claims a device of which is gone from this node or is now another device "
             "(after a reboot or a swap): their CDI specs are removed, their pods run without it.",
             lambda: claims_device_gone(inventory, checkpoints),
+        )
+    )
+
+
+def watch_prefetch(metrics: PrometheusMetrics, prefetch: ClaimPrefetch) -> None:
+    """How many prepares found their claim read ahead (--claim-prefetch), and how many not."""
+    metrics.watch(
+        CountsCollector(
+            "npu_dra_claim_prefetch",
+            "New claims a prepare found read ahead when their pod was bound (hit), or read "
+            "from the API server itself (miss).",
+            "result",
+            lambda: {"hit": float(prefetch.hits), "miss": float(prefetch.misses)},
+        )
+    )
+    metrics.watch(
+        ValueCollector(
+            "npu_dra_claim_prefetch_ready",
+            "Claims read ahead whose prepare has not come yet.",
+            lambda: float(prefetch.ready),
         )
     )
 

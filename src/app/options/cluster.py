@@ -9,6 +9,7 @@ from npu_dra.app.options.values import (
     VNPU_MODES,
     claim_fetch_timeout,
     one_of,
+    switch,
     taint_effects,
 )
 
@@ -36,6 +37,16 @@ CLUSTER = (
         claim_fetch_timeout,
         "CLAIM_FETCH_TIMEOUT",
         "SECONDS",
+    ),
+    Option(
+        "claim_prefetch",
+        ("--claim-prefetch",),
+        "read each claim when its pod is bound to this node, so a prepare finds it ready "
+        '(needs list and watch on pods cluster-wide: README "Claim prefetch")',
+        "false",
+        switch,
+        "CLAIM_PREFETCH",
+        negatable=True,
     ),
     Option(
         "vnpu",

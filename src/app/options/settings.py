@@ -59,6 +59,7 @@ class Settings:
     kubeconfig: str
     cluster: str
     claim_fetch_timeout: float
+    claim_prefetch: bool
     vnpu: str
     metrics_port: int
     device_taints: str
@@ -133,6 +134,8 @@ def resolved(settings: Settings) -> Settings:
         changes["log_level"] = "info"
     if settings.daemonset_name and not settings.pod_namespace:
         raise OptionError("--daemonset-name needs --pod-namespace (POD_NAMESPACE), its namespace")
+    if settings.claim_prefetch and settings.cluster != "kubernetes":
+        raise OptionError("--claim-prefetch needs --cluster=kubernetes: it watches pods there")
     mismatch = backend_mismatch(changes.get("hardware", settings.hardware).kind, profile.name)
     if mismatch is not None:
         raise OptionError(mismatch)

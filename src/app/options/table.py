@@ -57,7 +57,7 @@ COMMANDS: Mapping[str, tuple[str, ...]] = {
         *("registrar_dir", "plugins_dir", "cdi_root", "healthcheck_port", "kubeconfig"),
         *("pod_uid", "seamless_upgrade", "api_lock_dir", "daemonset_name", "pod_namespace"),
         "boot_id_file",
-        *("cluster", "health_interval", "claim_fetch_timeout", "vnpu"),
+        *("cluster", "health_interval", "claim_fetch_timeout", "claim_prefetch", "vnpu"),
         *("metrics_port", "device_taints", "taint_effects", "runtime_visible_devices"),
         "fault_codes",
         *_LOGGING,

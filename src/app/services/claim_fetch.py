@@ -24,7 +24,8 @@ import collections
 import logging
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
+from typing import Protocol
 
 from npu_dra.domain.claims import ClaimRef, ResourceClaim
 from npu_dra.domain.errors import DomainError
@@ -151,22 +152,50 @@ class ReadWorkers:
             task, me.task = me.task, None
 
 
+class Prefetched(Protocol):
+    """Claims read before their prepare (app/services/claim_prefetch.py)."""
+
+    def take(self, ref: ClaimRef) -> ResourceClaim | None: ...
+
+    def forget(self, uids: Iterable[ClaimUID]) -> None: ...
+
+
 class ClaimReads:
     """The claims a prepare call has not prepared yet, read from the API server."""
 
-    def __init__(self, cluster: ClusterApi, *, deadline_s: float, concurrency: int) -> None:
-        self._cluster = cluster
+    def __init__(
+        self,
+        cluster: ClusterApi,
+        *,
+        deadline_s: float,
+        concurrency: int,
+        prefetched: Prefetched | None = None,
+    ) -> None:
+        self._cluster, self._prefetched = cluster, prefetched
         self._deadline, self._concurrency = deadline_s, concurrency
         self._workers = ReadWorkers()
 
     def fetch(self, refs: Sequence[ClaimRef]) -> dict[ClaimUID, Fetched]:
-        return fetch_claims(
-            refs,
+        """Each claim: from the prefetch where it has it right, else read now."""
+        ready: dict[ClaimUID, Fetched] = {}
+        if self._prefetched is not None:
+            for ref in refs:
+                if (claim := self._prefetched.take(ref)) is not None:
+                    ready[ref.uid] = claim
+        rest = [ref for ref in refs if ref.uid not in ready]
+        read = fetch_claims(
+            rest,
             lambda ref: self._cluster.get_claim(ref=ref),
             deadline_s=self._deadline,
             concurrency=self._concurrency,
             workers=self._workers,
         )
+        return {**ready, **read}
+
+    def forget(self, refs: Sequence[ClaimRef]) -> None:
+        """`refs` were unprepared: a prefetched copy is not used again."""
+        if self._prefetched is not None:
+            self._prefetched.forget(ref.uid for ref in refs)
 
 
 def fetch_claims(

@@ -28,7 +28,7 @@ import time
 from collections.abc import Mapping, Sequence
 
 from npu_dra.app.services.call_log import CallLog
-from npu_dra.app.services.claim_fetch import ClaimReads, Fetched
+from npu_dra.app.services.claim_fetch import ClaimReads, Fetched, Prefetched
 from npu_dra.app.services.claim_specs import ClaimSpecs
 from npu_dra.app.services.group_commit import GroupCommit
 from npu_dra.app.services.inflight import InFlight, PendingPrepare
@@ -62,10 +62,13 @@ class ClaimPreparer:
         fetch_deadline_s: float = FETCH_DEADLINE_S,
         fetch_workers: int = FETCH_WORKERS,
         vnpus: VnpuService | None = None,
+        prefetched: Prefetched | None = None,
     ) -> None:
         self._cdi, self._checkpoints = cdi, checkpoints
         self._inventory, self._driver, self._profile = inventory, driver, profile
-        self._reads = ClaimReads(cluster, deadline_s=fetch_deadline_s, concurrency=fetch_workers)
+        self._reads = ClaimReads(
+            cluster, deadline_s=fetch_deadline_s, concurrency=fetch_workers, prefetched=prefetched
+        )
         self._state = GroupCommit(
             lambda checkpoint: checkpoints.save(checkpoint=checkpoint), Checkpoint()
         )
@@ -109,6 +112,7 @@ class ClaimPreparer:
     def unprepare(self, refs: Sequence[ClaimRef]) -> dict[ClaimUID, str | None]:
         began = time.monotonic()
         released = self._release_vnpus(refs)
+        self._reads.forget(refs)
         with self._lock:
             before = checkpoint = self._checkpoint()
             errors: dict[ClaimUID, str | None] = {}

@@ -8,13 +8,20 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from npu_dra.app.kubelet_plugin.instance import LOCK_FILE, PluginInstance, plugin_instance
-from npu_dra.app.options import Settings
+from npu_dra.app.options import OptionError, Settings
+from npu_dra.app.services.claim_prefetch import ClaimPrefetch
 from npu_dra.app.services.inventory import InventoryCache
 from npu_dra.app.services.reboot import RebootCheck
 from npu_dra.app.services.uninstall import DaemonSetFate
 from npu_dra.app.wiring.node import plugin_data_dir
-from npu_dra.domain.ids import NodeName
-from npu_dra.domain.ports import CheckpointStore, DaemonSetWatcher, NodeClaims, NodeDirectory
+from npu_dra.domain.ids import DriverName, NodeName
+from npu_dra.domain.ports import (
+    CheckpointStore,
+    DaemonSetWatcher,
+    NodeClaims,
+    NodeDirectory,
+    NodePodSource,
+)
 
 if TYPE_CHECKING:
     from npu_dra.adapters.grpc.liveness_server import LivenessServer
@@ -142,6 +149,32 @@ def running_metrics(
         registration=state,
         checkpoints=checkpoints,
     )
+
+
+def prefetching_claims(
+    settings: Settings,
+    cluster: object,
+    node: NodeName,
+    driver: DriverName,
+    metrics: "Callable[[], PrometheusMetrics]",
+) -> Iterator[ClaimPrefetch | None]:
+    """Claims read as their pods are bound here (`--claim-prefetch`), its pod watch running
+    while the plugin does; None when off."""
+    if not settings.claim_prefetch:
+        yield None
+        return
+    if not isinstance(cluster, NodePodSource):
+        raise OptionError("--claim-prefetch needs --cluster=kubernetes: it watches pods there")
+    prefetch = ClaimPrefetch(cluster, node=node, driver=driver)
+    if settings.metrics_port >= 0:
+        from npu_dra.app.kubelet_plugin.metrics_server import watch_prefetch
+
+        watch_prefetch(metrics(), prefetch)
+    watch = prefetch.watch()
+    try:
+        yield prefetch
+    finally:
+        watch.stop()
 
 
 def watched_daemonset(

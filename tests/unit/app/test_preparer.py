@@ -5,6 +5,7 @@ and in which order, never on calls to mocks.
 """
 
 import threading
+from collections.abc import Iterable
 from typing import Any
 
 import attrs
@@ -14,6 +15,7 @@ from npu_dra.adapters.cdi.memory import MemoryCdiStore
 from npu_dra.adapters.checkpoint.memory import MemoryCheckpointStore
 from npu_dra.adapters.cluster.memory import MemoryCluster
 from npu_dra.adapters.hardware.fake import FakeHardware
+from npu_dra.app.services.claim_fetch import Prefetched
 from npu_dra.app.services.inventory import InventoryCache
 from npu_dra.app.services.preparer import ClaimPreparer
 from npu_dra.domain.cdi import CdiSpec
@@ -138,7 +140,10 @@ class Node:
     """One node's preparer and everything it touches."""
 
     def __init__(
-        self, checkpoints: CheckpointStore | None = None, fetch_deadline_s: float = 20.0
+        self,
+        checkpoints: CheckpointStore | None = None,
+        fetch_deadline_s: float = 20.0,
+        prefetched: Prefetched | None = None,
     ) -> None:
         self.journal: list[str] = []
         self.cluster = GatedCluster()
@@ -153,6 +158,7 @@ class Node:
             inventory=InventoryCache(self.probe),
             driver=DRIVER,
             profile=ASCEND_NPU,
+            prefetched=prefetched,
         )
 
     def claim(self, name: str, *devices: str, pool: str = NODE) -> ClaimRef:
@@ -585,3 +591,33 @@ class FullDiskAfterFirstSave:
         if self.memory.document is not None:
             raise StateError("checkpoint: disk full")
         self.memory.save(checkpoint=checkpoint)
+
+
+class Ready:
+    """Claims a prefetch holds: taken as they are until forgotten."""
+
+    def __init__(self) -> None:
+        self.claims: dict[ClaimUID, ResourceClaim] = {}
+
+    def take(self, ref: ClaimRef) -> ResourceClaim | None:
+        return self.claims.get(ref.uid)
+
+    def forget(self, uids: Iterable[ClaimUID]) -> None:
+        for uid in uids:
+            self.claims.pop(uid, None)
+
+
+def test_a_prefetched_claim_is_prepared_without_reading_it_and_read_again_after_unprepare() -> None:
+    ready = Ready()
+    node = Node(prefetched=ready)
+    ref = node.claim("pre", "npu-3")
+    other = node.claim("read", "npu-4")
+    ready.claims[ref.uid] = node.cluster.memory.get_claim(ref=ref)
+    node.cluster.down = True  # any read now fails
+    outcomes = node.prepare(ref, other)
+    assert devices(outcomes[ref.uid]) == ["npu-3"]
+    assert "connection refused" in (outcomes[other.uid].error or "")
+    assert node.cluster.reads == 1  # the other claim's only
+    assert node.preparer.unprepare([ref]) == {ref.uid: None}
+    assert ref.uid not in ready.claims
+    assert "connection refused" in (node.prepare(ref)[ref.uid].error or "")

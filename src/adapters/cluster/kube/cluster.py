@@ -27,9 +27,9 @@ from npu_dra.adapters.cluster.kube.retry import Deadline, StaleRead, with_retrie
 from npu_dra.adapters.cluster.kube.watch import slice_watch
 from npu_dra.adapters.kube_shapes.claims import claim_from_api, device_class_from_api
 from npu_dra.adapters.kube_shapes.slices import node_owner, slice_from_api, slice_to_api
-from npu_dra.domain.claims import ClaimRef, DeviceClass, ResourceClaim
+from npu_dra.domain.claims import ClaimRef, DeviceClass, NodePod, ResourceClaim
 from npu_dra.domain.errors import ClusterUnavailable, NotFound
-from npu_dra.domain.ids import DeviceClassName, DriverName, NodeName
+from npu_dra.domain.ids import ClaimName, DeviceClassName, DriverName, Namespace, NodeName
 from npu_dra.domain.pool import ResourceSlice
 from npu_dra.domain.pool_sync import plan_sync
 from npu_dra.domain.ports import Stoppable
@@ -128,15 +128,30 @@ class KubeCluster:
         )
 
     def get_claim(self, *, ref: ClaimRef) -> ResourceClaim:
+        claim = self.read_claim(namespace=ref.namespace, name=ref.name)
+        if claim.ref.uid != ref.uid:
+            raise NotFound(f"ResourceClaim {ref}: replaced, now UID {claim.ref.uid}")
+        return claim
+
+    def read_claim(self, *, namespace: Namespace, name: ClaimName) -> ResourceClaim:
         obj = self._read(
-            f"ResourceClaim {ref.namespace}/{ref.name}",
+            f"ResourceClaim {namespace}/{name}",
             lambda timeout: self._resource.read_namespaced_resource_claim(
-                ref.name, ref.namespace, _preload_content=False, _request_timeout=timeout
+                name, namespace, _preload_content=False, _request_timeout=timeout
             ),
         )
-        if obj["metadata"].get("uid") != ref.uid:
-            raise NotFound(f"ResourceClaim {ref}: replaced, now UID {obj['metadata'].get('uid')}")
         return claim_from_api(obj)
+
+    def watch_node_pods(
+        self,
+        *,
+        node: NodeName,
+        on_list: Callable[[Sequence[NodePod]], None],
+        on_pod: Callable[[NodePod], None],
+    ) -> Stoppable:
+        from npu_dra.adapters.cluster.kube.node_pods import node_pod_watch
+
+        return node_pod_watch(self._api, node=node, on_list=on_list, on_pod=on_pod)
 
     def get_device_class(self, *, name: DeviceClassName) -> DeviceClass:
         obj = self._read(
