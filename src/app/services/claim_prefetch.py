@@ -50,6 +50,7 @@ log = logging.getLogger(__name__)
 TTL_S = 120.0  # a kubelet prepares a bound pod's claims within seconds
 MAX_ENTRIES = 4096  # claims kept at once (the kubelet runs at most 110 pods by default)
 MAX_READS = 8  # reads at once; a pod beyond them is read at prepare
+AWAIT_READ_S = 1.0  # a prepare waits this long for a read of its claim already under way
 
 
 @attrs.frozen
@@ -77,6 +78,7 @@ class ClaimPrefetch:
         self._entries: dict[ClaimUID, _Entry] = {}  # oldest first
         self._live: set[str] = set()  # pods bound here and not done
         self._asked: set[tuple[str, ClaimName]] = set()  # (pod, claim) read or being read
+        self._reading: dict[tuple[str, ClaimName], threading.Event] = {}  # set once read
         self._listing = 0  # which list the watch is on: a read from an earlier one is dropped
         # runs a read on a worker, or answers False when all are busy
         self._submit_read = submit or ReadWorkers(max_threads=MAX_READS).try_submit
@@ -107,6 +109,8 @@ class ClaimPrefetch:
             self._live.add(pod.uid)
             new = [name for name in pod.claims if (pod.uid, name) not in self._asked]
             self._asked.update((pod.uid, name) for name in new)
+            for name in new:
+                self._reading.setdefault((pod.namespace, name), threading.Event())
             listing = self._listing
         for name in new:
             self._submit(pod, name, listing)
@@ -115,10 +119,12 @@ class ClaimPrefetch:
         if not self._submit_read(lambda: self._read(pod, name, listing)):
             with self._lock:
                 self._asked.discard((pod.uid, name))  # all readers busy: read at prepare
+            self._read_ended(pod, name)
 
     def take(self, ref: ClaimRef) -> ResourceClaim | None:
         """The claim read for `ref`'s pod, if it is still known right (once: a prepare that
         fails is retried with a read); None: read it."""
+        self._await_read(ref)
         with self._lock:
             entry = self._entries.pop(ref.uid, None)
             fresh = entry is not None and self._clock() - entry.read_at <= self._ttl
@@ -127,6 +133,15 @@ class ClaimPrefetch:
                 return None
             self.hits += 1
             return entry.claim
+
+    def _await_read(self, ref: ClaimRef) -> None:
+        """A read of this claim already under way (the kubelet asked right after the binding)
+        is waited for, at most AWAIT_READ_S, instead of reading the claim a second time."""
+        with self._lock:
+            key = (ref.namespace, ref.name)
+            reading = None if ref.uid in self._entries else self._reading.get(key)
+        if reading is not None:
+            reading.wait(AWAIT_READ_S)
 
     @property
     def ready(self) -> int:
@@ -140,6 +155,18 @@ class ClaimPrefetch:
                 self._entries.pop(uid, None)
 
     def _read(self, pod: NodePod, name: ClaimName, listing: int) -> None:
+        try:
+            self._read_now(pod, name, listing)
+        finally:
+            self._read_ended(pod, name)
+
+    def _read_ended(self, pod: NodePod, name: ClaimName) -> None:
+        with self._lock:
+            reading = self._reading.pop((pod.namespace, name), None)
+        if reading is not None:
+            reading.set()
+
+    def _read_now(self, pod: NodePod, name: ClaimName, listing: int) -> None:
         try:
             claim = self._source.read_claim(namespace=pod.namespace, name=name)
         except DomainError as error:

@@ -2,6 +2,7 @@
 read when the pod is bound and handed to the prepare, and only while it is certainly the claim
 the kubelet asks for; every doubt is a miss (the prepare then reads the claim itself)."""
 
+import threading
 from collections.abc import Callable
 from typing import Any
 
@@ -40,8 +41,9 @@ class World:
         self.cluster = MemoryCluster()
         self.pods = MemoryNodePods(self.cluster)
         self.clock = Clock()
+        options.setdefault("submit", run_now)
         self.prefetch = ClaimPrefetch(
-            self.pods, node=NODE, driver=DRIVER, clock=self.clock, submit=run_now, **options
+            self.pods, node=NODE, driver=DRIVER, clock=self.clock, **options
         )
         self.watch: Stoppable = self.prefetch.watch()
 
@@ -209,3 +211,34 @@ def test_at_most_max_entries_are_kept_the_oldest_going_first() -> None:
     for n in range(3):
         world.pod(f"p{n}", f"gen-{n}")
     assert [taken(world, ref) is not None for ref in refs] == [False, True, True]
+
+
+def held_reads(gate: threading.Event) -> Callable[[Callable[[], None]], bool]:
+    """Runs each read on a thread of its own once `gate` opens: an API server still answering."""
+
+    def submit(task: Callable[[], None]) -> bool:
+        threading.Thread(target=lambda: (gate.wait(10), task()), daemon=True).start()
+        return True
+
+    return submit
+
+
+def test_a_prepare_right_after_the_binding_waits_for_the_read_under_way() -> None:
+    gate = threading.Event()
+    world = World(submit=held_reads(gate))
+    ref = world.claim("gen-1", owner="p1", reserved=("p1",))
+    world.pod("p1", "gen-1")
+    threading.Timer(0.05, gate.set).start()
+    assert taken(world, ref) is not None
+    assert world.prefetch.hits == 1
+
+
+def test_the_wait_for_a_read_under_way_is_bounded() -> None:
+    gate = threading.Event()
+    world = World(submit=held_reads(gate))
+    ref = world.claim("gen-1", owner="p1", reserved=("p1",))
+    world.pod("p1", "gen-1")
+    try:
+        assert taken(world, ref) is None  # after AWAIT_READ_S: the prepare reads it itself
+    finally:
+        gate.set()
