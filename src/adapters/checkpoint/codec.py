@@ -141,6 +141,22 @@ def _tuple_of(cls: Any) -> Callable[[object, Any], tuple[Any, ...]]:
     return structure
 
 
+def journal_line(put: Checkpoint, removed: list[ClaimUID]) -> bytes:
+    record = {"put": encode(put), "remove": removed}
+    return json.dumps(record, sort_keys=True, separators=(",", ":")).encode() + b"\n"
+
+
+def parse_journal_line(raw: bytes) -> tuple[Checkpoint, list[ClaimUID]]:
+    """One journal line; ValueError if it is not one `journal_line` wrote."""
+    record: Any = json.loads(raw)
+    if not isinstance(record, dict) or record.keys() != {"put", "remove"}:
+        raise CheckpointFormatError("not an object of put and remove")
+    removed = record["remove"]
+    if not isinstance(removed, list) or not all(isinstance(uid, str) for uid in removed):
+        raise CheckpointFormatError("remove is not a list of UIDs")
+    return decode(record["put"]), [ClaimUID(uid) for uid in removed]
+
+
 _converter = cattrs.Converter(forbid_extra_keys=True)
 _converter.register_structure_hook(str, _strict(str))
 _converter.register_structure_hook(bool, _strict(bool))

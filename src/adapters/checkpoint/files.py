@@ -45,7 +45,6 @@ import logging
 import os
 import threading
 from pathlib import Path
-from typing import Any
 
 from npu_dra.adapters.atomic import (
     ForeignEntries,
@@ -57,10 +56,15 @@ from npu_dra.adapters.atomic import (
     read_regular,
     remove_temp_files,
 )
-from npu_dra.adapters.checkpoint.codec import CheckpointFormatError, NewerVersion, decode, encode
+from npu_dra.adapters.checkpoint.codec import (
+    NewerVersion,
+    decode,
+    encode,
+    journal_line,
+    parse_journal_line,
+)
 from npu_dra.domain.checkpoint import CHECKPOINT_VERSION, Checkpoint
 from npu_dra.domain.errors import StateError
-from npu_dra.domain.ids import ClaimUID
 
 CHECKPOINT_MODE = 0o600
 DIR_MODE = 0o700  # the plugin's data dir: the checkpoint and the DRA socket, root only
@@ -128,7 +132,7 @@ class FileCheckpointStore:
         if not put and not removed and checkpoint.version == before.version:
             return
         try:
-            self._write(before, checkpoint, _line(Checkpoint(claims=put), removed))
+            self._write(before, checkpoint, journal_line(Checkpoint(claims=put), removed))
         except OSError as e:
             self._saved = None  # unknown what reached the disk: read it again before the next
             raise StateError(f"checkpoint {self.journal}: cannot write: {e}") from e
@@ -183,7 +187,7 @@ class FileCheckpointStore:
         self._lines, self._good_size, self._torn = 0, 0, bool(tail)
         for number, raw in enumerate(lines, start=1):
             try:
-                put, removed = _parse(raw)
+                put, removed = parse_journal_line(raw)
             except NewerVersion as e:  # whole, just not ours to read: refused like damage
                 raise StateError(f"checkpoint journal {self.journal}, line {number}: {e}") from e
             except ValueError as e:
@@ -256,19 +260,3 @@ class FileCheckpointStore:
         except FileNotFoundError:  # its directory is gone: make it, the journal starts again
             ensure_dir(self.journal.parent, mode=DIR_MODE)
             return open_regular_for_append(self.journal, mode=CHECKPOINT_MODE)
-
-
-def _line(put: Checkpoint, removed: list[ClaimUID]) -> bytes:
-    record = {"put": encode(put), "remove": removed}
-    return json.dumps(record, sort_keys=True, separators=(",", ":")).encode() + b"\n"
-
-
-def _parse(raw: bytes) -> tuple[Checkpoint, list[ClaimUID]]:
-    """One journal line; ValueError if it is not one `_line` wrote."""
-    record: Any = json.loads(raw)
-    if not isinstance(record, dict) or record.keys() != {"put", "remove"}:
-        raise CheckpointFormatError("not an object of put and remove")
-    removed = record["remove"]
-    if not isinstance(removed, list) or not all(isinstance(uid, str) for uid in removed):
-        raise CheckpointFormatError("remove is not a list of UIDs")
-    return decode(record["put"]), [ClaimUID(uid) for uid in removed]
