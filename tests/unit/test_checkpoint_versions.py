@@ -3,6 +3,9 @@ a drained node's checkpoint stays in the form version 1 reads (so it can be down
 version newer than this one's is refused, naming it."""
 
 import json
+import subprocess
+import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -10,6 +13,7 @@ import pytest
 
 from npu_dra.adapters.checkpoint import FileCheckpointStore
 from npu_dra.adapters.checkpoint.codec import checksum, decode, encode
+from npu_dra.adapters.instance_lock import InstanceLock
 from npu_dra.domain.checkpoint import CHECKPOINT_VERSION, Checkpoint, PreparedClaim, PreparedDevice
 from npu_dra.domain.claims import ClaimRef
 from npu_dra.domain.errors import StateError
@@ -115,16 +119,94 @@ def test_the_first_save_migrates_version_1_state_and_keeps_every_claim(tmp_path:
     assert set(FileCheckpointStore(path).load().claims) == {"uid-1", "uid-3", "uid-4"}
 
 
-def test_a_save_that_leaves_no_claims_leaves_files_version_1_reads(tmp_path: Path) -> None:
+DRAINED = {"apiVersion": V1, "checksum": checksum({}), "claims": {}}
+
+
+def drained(path: Path) -> bool:
+    journal = path.with_name("checkpoint.json.journal")
+    return snapshot(path) == DRAINED and journal.read_bytes() == b""
+
+
+def wait_drained(path: Path) -> None:
+    deadline = time.monotonic() + 10
+    while not drained(path):
+        assert time.monotonic() < deadline, f"{path} never took the drained form"
+        time.sleep(0.01)
+
+
+def test_files_left_without_claims_take_the_form_version_1_reads(tmp_path: Path) -> None:
     path = tmp_path / "checkpoint.json"
-    store = FileCheckpointStore(path)
+    store = FileCheckpointStore(path, drain_after_s=0.2)
     store.save(checkpoint=Checkpoint().with_claim(claim("uid-1")))
     store.save(checkpoint=Checkpoint().with_claim(claim("uid-1")).with_claim(claim("uid-2")))
     store.save(checkpoint=Checkpoint().with_claim(claim("uid-2")))
     store.save(checkpoint=Checkpoint())
-    assert snapshot(path) == {"apiVersion": V1, "checksum": checksum({}), "claims": {}}
-    assert path.with_name("checkpoint.json.journal").read_bytes() == b""
+    assert not drained(path)  # not at once: a claim coming right back costs no snapshot write
     assert FileCheckpointStore(path).load().claims == {}
+    wait_drained(path)
+    assert FileCheckpointStore(path).load().claims == {}
+
+
+def test_a_claim_coming_back_before_the_drain_is_a_journal_line_over_this_versions_snapshot(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "checkpoint.json"
+    store = FileCheckpointStore(path, drain_after_s=0.2)
+    store.save(checkpoint=Checkpoint().with_claim(claim("uid-1")))
+    store.save(checkpoint=Checkpoint())
+    store.save(checkpoint=Checkpoint().with_claim(claim("uid-2")))
+    assert snapshot(path)["apiVersion"] == "npu-dra.checkpoint/v2"
+    lines = path.with_name("checkpoint.json.journal").read_bytes().splitlines()
+    assert len(lines) == 2
+    time.sleep(0.4)  # the drain's timer found a claim held: nothing changed
+    assert path.with_name("checkpoint.json.journal").read_bytes().splitlines() == lines
+    assert set(FileCheckpointStore(path).load().claims) == {"uid-2"}
+
+
+def test_a_process_ending_right_after_its_last_unprepare_leaves_the_drained_form(
+    tmp_path: Path,
+) -> None:
+    """An uninstall's plugin exits as soon as its last claim is unprepared; the release
+    installed next may be an older one."""
+    path = tmp_path / "checkpoint.json"
+    script = f"""
+from pathlib import Path
+from npu_dra.adapters.checkpoint.files import FileCheckpointStore
+from npu_dra.domain.checkpoint import Checkpoint
+from tests.unit.test_checkpoint_versions import claim
+store = FileCheckpointStore(Path({str(path)!r}))
+store.save(checkpoint=Checkpoint().with_claim(claim("uid-1")))
+store.save(checkpoint=Checkpoint())
+"""
+    root = Path(__file__).resolve().parents[2]
+    subprocess.run([sys.executable, "-c", script], check=True, cwd=root, timeout=60)
+    assert drained(path)
+
+
+def test_files_a_crashed_plugin_left_undrained_are_drained_by_the_plugins_next_load(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "checkpoint.json"
+    script = f"""
+import os
+from pathlib import Path
+from npu_dra.adapters.checkpoint.files import FileCheckpointStore
+from npu_dra.domain.checkpoint import Checkpoint
+from tests.unit.test_checkpoint_versions import claim
+store = FileCheckpointStore(Path({str(path)!r}))
+store.save(checkpoint=Checkpoint().with_claim(claim("uid-1")))
+store.save(checkpoint=Checkpoint())
+os._exit(0)  # no thread waited for, as after kill -9
+"""
+    root = Path(__file__).resolve().parents[2]
+    subprocess.run([sys.executable, "-c", script], check=True, cwd=root, timeout=60)
+    assert not drained(path)
+    assert FileCheckpointStore(path, drain_after_s=0.05).load().claims == {}
+    time.sleep(0.2)
+    assert not drained(path)  # a reader writes nothing
+    guard = InstanceLock(tmp_path / "serialize.lock")
+    FileCheckpointStore(path, drain_after_s=0.05, drain_guard=guard).load()
+    wait_drained(path)  # the plugin's store does, under its instance lock
 
 
 def test_an_unreadable_newer_journal_line_is_refused_naming_the_file(tmp_path: Path) -> None:
@@ -145,10 +227,28 @@ def test_the_first_claim_on_a_drained_node_is_a_snapshot_an_older_release_refuse
     """v0.1.0 takes a last journal line it cannot read for one a crash cut short and ignores
     it: a claim held after a drain must never be only in the journal."""
     path = tmp_path / "checkpoint.json"
-    store = FileCheckpointStore(path)
+    store = FileCheckpointStore(path, drain_after_s=0.05)
     store.save(checkpoint=Checkpoint().with_claim(claim("uid-1")))
     store.save(checkpoint=Checkpoint())
+    wait_drained(path)
     store.save(checkpoint=Checkpoint().with_claim(claim("uid-2")))
     assert snapshot(path)["apiVersion"] == "npu-dra.checkpoint/v2"
     assert list(snapshot(path)["claims"]) == ["uid-2"]
     assert path.with_name("checkpoint.json.journal").read_bytes() == b""
+
+
+def test_the_drain_reads_a_claim_another_instance_saved_meanwhile_and_keeps_it(
+    tmp_path: Path,
+) -> None:
+    """A seamless upgrade: two instances over one directory, each saving under the lock."""
+    path = tmp_path / "checkpoint.json"
+    old = FileCheckpointStore(path, drain_after_s=0.2, drain_guard=InstanceLock(tmp_path / "l"))
+    new = FileCheckpointStore(path, drain_after_s=3600, drain_guard=InstanceLock(tmp_path / "l"))
+    old.save(checkpoint=Checkpoint().with_claim(claim("uid-1")))
+    old.save(checkpoint=Checkpoint())  # the old instance's drain is now due in 0.2 s
+    new.load()
+    new.save(checkpoint=Checkpoint().with_claim(claim("uid-2")))
+    time.sleep(0.5)
+    assert set(FileCheckpointStore(path).load().claims) == {"uid-2"}
+    new.save(checkpoint=Checkpoint())
+    new._timer.cancel()  # type: ignore[union-attr]  # no hour-long wait at exit

@@ -1,20 +1,16 @@
 """The checkpoint as files under the plugin's data directory: a snapshot and a journal.
 
-NodeUnprepareResources may arrive after a restart and after the claim is gone from the API, so
-these files are the only memory of what was prepared; a damaged one is reported, never mistaken
-for "nothing prepared".
+These files are the only memory of what was prepared (an unprepare may come after a restart and
+after the claim is gone); a damaged one is reported, never mistaken for "nothing prepared".
 
-- `checkpoint.json`: a whole checkpoint (the codec's checksummed document), replaced atomically
-  (temp file, fsync, rename, directory fsync).
+- `checkpoint.json`: a whole checkpoint (the codec's checksummed document), replaced atomically.
 - `checkpoint.json.journal`: what changed since, one line per save: the claims added or changed
   (a checksummed document of the same codec) and the UIDs removed. A save appends its line and
-  flushes it with one fdatasync: one disk flush per save, where replacing the snapshot costs two
-  (the file, then the directory) and rewrites every claim.
+  flushes it with one fdatasync, where replacing the snapshot costs two and rewrites every claim.
 
 Loading reads the snapshot and applies the journal's lines in order. A crash during an append
-leaves at most the last line incomplete or damaged: that save never returned, so nobody was told
-about it, and the line is ignored (and cut off before the next append). A damaged line before
-the last is damage, reported like a damaged snapshot.
+leaves at most the last line incomplete or damaged: that save never returned, so the line is
+ignored (and cut off before the next append). A damaged line before the last is damage.
 
 Every `COMPACT_AFTER` lines (or `COMPACT_AFTER_BYTES`) the journal is folded into the snapshot:
 the snapshot is replaced by what is saved now (snapshot + journal), then the journal is emptied,
@@ -25,12 +21,14 @@ sets claims to the values they have, or removes claims that are gone), so the or
 Versions (codec.py): state an older version wrote (any document of it with claims) is read
 as it is and rewritten only by the first save, as a compaction before that save's line, so an
 older instance still running beside this one (a surge upgrade) reads the files until this one
-first changes them. A save that leaves no claims compacts after its line, leaving a snapshot
-with no claims (written as version 1) and an empty journal, which any release reads; the next
-save that adds a claim makes it the snapshot (in this version) instead of appending it. So
-whenever claims are held, the snapshot is of this version, and an older release refuses the
-files rather than read a newer journal line as one a crash cut short (which it would ignore).
-A whole journal line of a newer version is refused here too, never taken for a torn one.
+first changes them. Once a save leaves no claims, the files are compacted DRAIN_AFTER_S later
+(on a timer thread that the process waits for at exit) into the drained form: a snapshot with
+no claims, written as version 1, and an empty journal, which any release reads; a save within
+that time appends as usual, so a node whose last claim goes and comes pays no snapshot write.
+On the drained form, the next save that adds a claim makes it the snapshot (in this version)
+instead of appending it. So whenever claims are held, the snapshot is of this version: an older
+release refuses the files rather than ignore a newer journal line as one a crash cut short.
+A whole journal line of a newer version is refused here too.
 
 Nothing at these names is written through or trusted to be ours (adapters/atomic.py): both are
 read only as regular files, never through a link, never blocking, up to their size limits (a
@@ -40,10 +38,12 @@ rename. The journal is appended to only when it is a regular file with no other 
 the save compacts first, as above (the new, empty journal is renamed over the entry).
 """
 
+import contextlib
 import json
 import logging
 import os
 import threading
+from contextlib import AbstractContextManager
 from pathlib import Path
 
 from npu_dra.adapters.atomic import (
@@ -70,6 +70,7 @@ CHECKPOINT_MODE = 0o600
 DIR_MODE = 0o700  # the plugin's data dir: the checkpoint and the DRA socket, root only
 JOURNAL_SUFFIX = ".journal"
 COMPACT_AFTER = 512  # journal lines before they are folded into the snapshot
+DRAIN_AFTER_S = 1.0  # a node left without claims is compacted to the drained form this late
 # The most bytes of a snapshot read. How many claims a node holds has no API limit (admin-access
 # and shared devices can be in many claims), so the limit is sized for 4096 claims of the
 # largest record the API allows (32 devices, every name at its longest: 36 kB measured, written
@@ -85,8 +86,18 @@ log = logging.getLogger(__name__)
 
 
 class FileCheckpointStore:
-    def __init__(self, path: Path) -> None:
-        self.path = path
+    def __init__(
+        self,
+        path: Path,
+        *,
+        drain_after_s: float = DRAIN_AFTER_S,
+        drain_guard: AbstractContextManager[object] | None = None,
+    ) -> None:
+        self.path, self._drain_after = path, drain_after_s
+        # The plugin's instance lock, held while draining, so that a save another instance made
+        # meanwhile (a seamless upgrade) is read before the files are rewritten. Only the plugin
+        # gives one; with it, a load that finds files a crash left undrained drains them too.
+        self._drain_guard, self._owned = drain_guard or contextlib.nullcontext(), bool(drain_guard)
         self.journal = path.with_name(path.name + JOURNAL_SUFFIX)
         self._temp_prefix = f".{path.name}."
         self._saved: Checkpoint | None = None  # what the files hold, once this store knows
@@ -95,6 +106,8 @@ class FileCheckpointStore:
         self._torn = False  # the journal ends in a line a crash cut (cut it before appending)
         self._journaled = False  # the journal file exists
         self._older: int | None = None  # the files hold claims in this older version
+        self._drained = False  # the files are the drained form (no claims, version 1)
+        self._timer: threading.Timer | None = None  # the drain to come
         self._lock = threading.Lock()  # saves from several threads are written one at a time
         self._foreign = ForeignEntries("checkpoint directory")
 
@@ -118,8 +131,11 @@ class FileCheckpointStore:
         checkpoint = self._load_snapshot()
         data = self._read(self.journal, "checkpoint journal", MAX_JOURNAL_BYTES)
         self._journaled = data is not None
+        self._drained = not checkpoint.claims and not data
         checkpoint = self._replay(checkpoint, data or b"")
         self._saved = checkpoint
+        if self._owned and not checkpoint.claims and not self._drained:
+            self._drain_later()
         return checkpoint
 
     def _save(self, checkpoint: Checkpoint) -> None:
@@ -140,18 +156,37 @@ class FileCheckpointStore:
 
     def _write(self, before: Checkpoint, checkpoint: Checkpoint, line: bytes) -> None:
         """Bring the files from `before` (what they hold) to `checkpoint`; `line` the change."""
-        if not self._journaled or not before.claims:
-            # The first save, or the first claim on a drained node: the snapshot (in this
-            # version), after folding in any journal (see the module's note on the order).
-            if self._journaled and self._lines:
-                self._compact(before)
+        folds = self._lines >= COMPACT_AFTER or self._good_size >= COMPACT_AFTER_BYTES
+        if self._journaled and (folds or self._older):
+            self._compact(before)
+        if not self._journaled or self._drained:
+            # The first save, or the first claim on the drained form: the snapshot (in this
+            # version; see the module's note on the order).
             self._compact(checkpoint)
             return
-        if self._lines >= COMPACT_AFTER or self._good_size >= COMPACT_AFTER_BYTES or self._older:
-            self._compact(before)
         self._append(line, before)
         if not checkpoint.claims:
-            self._compact(checkpoint)  # what a drained node leaves: any release reads it
+            self._drain_later()
+
+    def _drain_later(self) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+        self._timer = threading.Timer(self._drain_after, self._drain)
+        self._timer.name = "checkpoint-drain"
+        self._timer.start()  # not a daemon: a process ending meanwhile waits for it
+
+    def _drain(self) -> None:
+        """The drained form, if the files (read again: another instance may have saved since)
+        still hold no claims: what any release reads."""
+        try:
+            with self._drain_guard, self._lock:
+                saved = self._load()
+                if not saved.claims and not self._drained and self._journaled:
+                    self._compact(saved)
+        except (OSError, StateError) as e:
+            with self._lock:
+                self._saved = None  # read again before the next save
+            log.warning("checkpoint %s: not compacted for a drained node: %s", self.path, e)
 
     def _note_version(self, read: Checkpoint) -> None:
         if read.claims and read.version < CHECKPOINT_VERSION:
@@ -223,6 +258,7 @@ class FileCheckpointStore:
             dir_mode=DIR_MODE,
         )
         self._lines, self._good_size, self._torn, self._journaled = 0, 0, False, True
+        self._drained = not saved.claims
         if self._older is not None and saved.claims:
             log.info(
                 "checkpoint %s: migrated %d claims from version %d to %d",
@@ -253,6 +289,7 @@ class FileCheckpointStore:
             os.close(fd)
         self._lines += 1
         self._good_size += len(line)
+        self._drained = False
 
     def _open_journal(self) -> int:
         try:

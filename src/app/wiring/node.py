@@ -40,9 +40,14 @@ def cdi_memory() -> CdiStore:
 
 
 def checkpoint_file(settings: Settings) -> CheckpointStore:
+    """The plugin's own checkpoint files: drained under the lock instances share (a lock of
+    its own, taken only then; one instance alone never waits on it)."""
     from npu_dra.adapters.checkpoint.files import FileCheckpointStore
+    from npu_dra.adapters.instance_lock import InstanceLock
+    from npu_dra.app.kubelet_plugin.instance import LOCK_FILE
 
-    return FileCheckpointStore(plugin_data_dir(settings) / CHECKPOINT_FILE)
+    data = plugin_data_dir(settings)
+    return FileCheckpointStore(data / CHECKPOINT_FILE, drain_guard=InstanceLock(data / LOCK_FILE))
 
 
 def checkpoint_memory() -> CheckpointStore:
