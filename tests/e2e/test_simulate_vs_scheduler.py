@@ -113,8 +113,8 @@ def _set_up(plane: ControlPlane, docs: list[dict[str, Any]], slices: list[Any]) 
         plane.create_namespace(namespace)
     for doc in docs:
         if doc["kind"] == "Namespace":
-            labels = [f"{k}={v}" for k, v in (doc["metadata"].get("labels") or {}).items()]
-            plane.kubectl("label", "namespace", doc["metadata"]["name"], *labels)
+            pairs = [f"{k}={v}" for k, v in (doc["metadata"].get("labels") or {}).items()]
+            plane.kubectl("label", "namespace", doc["metadata"]["name"], *pairs)
         if doc["kind"] == "SimulatedNode":
             taints = [client.V1Taint(**t) for t in doc.get("spec", {}).get("taints") or []]
             labels = doc["metadata"].get("labels") or {}

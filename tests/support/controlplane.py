@@ -446,12 +446,16 @@ class ControlPlane:
         *,
         start_timeout: float = 180.0,
         feature_gates: Mapping[str, bool] | None = None,
+        component_args: Mapping[str, Sequence[str]] | None = None,
     ) -> None:
         self.bin_dir = Path(bin_dir)
         # build.sh caches each version under a directory named after it.
         self.version = self.bin_dir.name if self.bin_dir.name in VERSIONS else DEFAULT_VERSION
         # Given to the apiserver, controller-manager and scheduler alike (e.g. DRADeviceTaints).
         self.feature_gates = dict(feature_gates or {})
+        # Extra flags by component name, after the usual ones (a later flag wins), e.g. a
+        # benchmark's {"kube-scheduler": ["--kube-api-qps=5000"]}.
+        self.component_args = {name: tuple(a) for name, a in (component_args or {}).items()}
         self.work_dir = Path(work_dir)
         self.start_timeout = start_timeout
         self.log_dir = self.work_dir / "logs"
@@ -556,7 +560,8 @@ class ControlPlane:
         return (f"--feature-gates={gates}",)
 
     def _spawn(self, name: str, *args: str) -> _Process:
-        process = _spawn(name, [str(self.bin_dir / name), *args], self.log_path(name))
+        argv = [str(self.bin_dir / name), *args, *self.component_args.get(name, ())]
+        process = _spawn(name, argv, self.log_path(name))
         self._processes.append(process)
         return process
 
