@@ -240,3 +240,39 @@ def delete_pod(seed: Seed, name: str) -> None:
 
 def davinci(physical_ids: list[int]) -> set[str]:
     return {f"/dev/davinci{n}" for n in physical_ids}
+
+
+PREFETCH_ROLE = "npu-dra-claim-prefetch"
+
+
+def prefetch_access(account_namespace: str = NAMESPACE) -> str:
+    """The chart's prefetch rule, bound to the plugin's ServiceAccount."""
+    role = {
+        "apiVersion": "rbac.authorization.k8s.io/v1",
+        "kind": "ClusterRole",
+        "metadata": {"name": PREFETCH_ROLE},
+        "rules": [PREFETCH_RULE],
+    }
+    binding = {
+        "apiVersion": "rbac.authorization.k8s.io/v1",
+        "kind": "ClusterRoleBinding",
+        "metadata": {"name": PREFETCH_ROLE},
+        "roleRef": {
+            "apiGroup": "rbac.authorization.k8s.io",
+            "kind": "ClusterRole",
+            "name": PREFETCH_ROLE,
+        },
+        "subjects": [{"kind": "ServiceAccount", "name": ACCOUNT, "namespace": account_namespace}],
+    }
+    return yaml.safe_dump_all([role, binding])
+
+
+@contextlib.contextmanager
+def prefetch_granted(plane: ControlPlane) -> Iterator[None]:
+    """The plugin's ServiceAccount given what the chart's claimPrefetch adds, then taken back."""
+    plane.kubectl("apply", "-f", "-", input=prefetch_access())
+    try:
+        yield
+    finally:
+        plane.kubectl("delete", "clusterrolebinding,clusterrole", PREFETCH_ROLE,
+                      "--ignore-not-found", check=False)  # fmt: skip

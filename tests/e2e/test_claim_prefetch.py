@@ -16,13 +16,10 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 import pytest
-import yaml
 
 from tests.e2e.plugin_process import PluginProcess, fake_node, spawn_plugin
 from tests.e2e.seed_cluster import (
-    ACCOUNT,
     NAMESPACE,
-    PREFETCH_RULE,
     SCHEDULE_S,
     Seed,
     access_applied,
@@ -30,6 +27,7 @@ from tests.e2e.seed_cluster import (
     delete_pod,
     pod_bound_kubeconfig,
     pod_claim_names,
+    prefetch_granted,
     prepare,
     read_claim,
     unprepare,
@@ -41,25 +39,6 @@ from tests.support.k8s_fixtures import plane_for
 from tests.support.kubelet import Kubelet
 
 pytestmark = pytest.mark.e2e
-ROLE = "npu-dra-claim-prefetch-e2e"
-
-
-def prefetch_access(account_namespace: str) -> str:
-    """The chart's prefetch rule, bound to the plugin's ServiceAccount."""
-    role = {
-        "apiVersion": "rbac.authorization.k8s.io/v1",
-        "kind": "ClusterRole",
-        "metadata": {"name": ROLE},
-        "rules": [PREFETCH_RULE],
-    }
-    binding = {
-        "apiVersion": "rbac.authorization.k8s.io/v1",
-        "kind": "ClusterRoleBinding",
-        "metadata": {"name": ROLE},
-        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": ROLE},
-        "subjects": [{"kind": "ServiceAccount", "name": ACCOUNT, "namespace": account_namespace}],
-    }
-    return yaml.safe_dump_all([role, binding])
 
 
 @dataclass
@@ -73,9 +52,7 @@ def prefetching_plugin(plane: ControlPlane, *, granted: bool) -> Iterator[Prefet
     with contextlib.ExitStack() as stack:
         stack.enter_context(access_applied(plane))
         if granted:
-            plane.kubectl("apply", "-f", "-", input=prefetch_access(NAMESPACE))
-            stack.callback(plane.kubectl, "delete", "clusterrolebinding,clusterrole", ROLE,
-                           "--ignore-not-found", check=False)  # fmt: skip
+            stack.enter_context(prefetch_granted(plane))
         node = stack.enter_context(fake_node(f"prefetch-{uuid.uuid4().hex[:6]}"))
         plane.create_ready_node(node.name)
         stack.callback(plane.kubectl, "delete", "node", node.name, check=False)

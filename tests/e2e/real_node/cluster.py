@@ -11,7 +11,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -293,14 +293,19 @@ def running_dra_plugin(cluster: RealCluster) -> Iterator[Plugin]:
 
 @contextlib.contextmanager
 def real_cluster_session(
-    k8s_bin: Path, node_bin: Path, images: Path, work: Path
+    k8s_bin: Path,
+    node_bin: Path,
+    images: Path,
+    work: Path,
+    *,
+    feature_gates: Mapping[str, bool] | None = None,
 ) -> Iterator[RealCluster]:
-    """Its own control plane, the real node, a fake Ascend host and deploy/manifests' access
-    objects; everything undone on exit. The plugin's /dev stand-in holds real character devices
-    outside /dev, so `--dev-root` must flow into the CDI spec's hostPath for a container to get
-    them."""
+    """Its own control plane (with `feature_gates`, if any), the real node, a fake Ascend host
+    and deploy/manifests' access objects; everything undone on exit. The plugin's /dev stand-in
+    holds real character devices outside /dev, so `--dev-root` must flow into the CDI spec's
+    hostPath for a container to get them."""
     with contextlib.ExitStack() as stack:
-        plane = ControlPlane(k8s_bin, work / "control-plane")
+        plane = ControlPlane(k8s_bin, work / "control-plane", feature_gates=feature_gates)
         stack.callback(plane.stop)
         plane.start()
         dev_root = Path(tempfile.mkdtemp(prefix="npu-dev-", dir="/run"))
