@@ -56,9 +56,8 @@ class Running:
 @contextlib.contextmanager
 def npu_dra(node: str, kubeconfig: Path) -> Iterator[Running]:
     with fake_node(node) as host:
-        popen = spawn_plugin(
-            host.argv(kubeconfig, health_interval_s=NPU_HEALTH_INTERVAL_S), host.log
-        )
+        argv = host.argv(kubeconfig, health_interval_s=NPU_HEALTH_INTERVAL_S)
+        popen = spawn_plugin([*argv, "--claim-prefetch"], host.log)
         plugin = Running(
             "npu-dra",
             NPU_DRIVER,

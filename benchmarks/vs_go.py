@@ -13,6 +13,13 @@ except for prepares/s).
   reading each claim from the API server: 1 claim per call, then 8 claims per call; each prepare
   is followed by its unprepare. The claims exist allocated to the plugin's devices, as the
   scheduler leaves them.
+* the same prepare p50/p99 with the pod bound first (benchmarks/_bound_pods.py): each claim is
+  generated for a pod, reserved for it and allocated, the pod is bound to the plugin's node and
+  the claim read once, as the kubelet does before it calls the plugin, then the timed prepare.
+  npu-dra runs with --claim-prefetch: its watch of the node's pods reads the claim at the
+  binding, so the prepare pays no API read. In the rows above no pod names the claims, so
+  npu-dra reads each claim at prepare, exactly as with the prefetch off (README "Claim
+  prefetch"). The Go driver reads the claim at prepare in both. The floor has no such rows.
 * prepares/s with 8 concurrent callers, one claim each, prepare + unprepare in a loop.
 * CPU per call: plugin CPU per prepare+unprepare pair over the 1-claim phase.
 * RSS after start, and after 1000 prepares (topped up with 1-claim prepares), from
@@ -54,6 +61,7 @@ from typing import Any
 
 from kubernetes import client
 
+from benchmarks._bound_pods import bind_and_read, remove_all, stage
 from benchmarks._contenders import (
     DEVICES,
     GO_BURST,
@@ -92,6 +100,7 @@ class Session:
     plugin: Running
     dra: DraClient
     claims: list[WireClaim]
+    node: str = ""  # where its pods are bound; none for the floor
     prepares: int = 0
 
 
@@ -182,7 +191,7 @@ def _start(
     table.add("CPU until visible", "s", label, cpu_s(plugin.pid))
     dra = Kubelet(plugin.registry).register("v1")
     table.add("RSS after start", "MiB", label, rss_mib(plugin.pid))
-    return Session(plugin, dra, _claims(plane, plugin, node))
+    return Session(plugin, dra, _claims(plane, plugin, node), node)
 
 
 def _checked(answer: Any, claims: Sequence[WireClaim]) -> None:
@@ -222,6 +231,38 @@ def _per_call_phases(session: Session, table: Table) -> None:
                 table.add(metric, "ms", label, _percentile(samples, fraction) * 1e3)
         if per_call == 1:  # CPU of the warm-up calls included; they are few
             table.add("CPU per prepare+unprepare", "ms", label, cpu * 1e3 / (WARMUP + calls))
+
+
+def _bound_phases(plane: ControlPlane, session: Session, table: Table) -> None:
+    """Prepare p50/p99 of claims whose pod was bound to the plugin's node first."""
+    devices = session.plugin.devices
+    for per_call, calls in ((1, CALLS_1), (CALLERS, CALLS_8)):
+        pods = [
+            stage(
+                plane,
+                session.plugin,
+                node=session.node,
+                devices=[devices[(number + n) % len(devices)] for n in range(per_call)],
+                name=f"bound-{session.node}-{per_call}-{number}",
+                ns=NAMESPACE,
+            )
+            for number in range(WARMUP + calls)
+        ]
+        samples = []
+        for number, pod in enumerate(pods):
+            bind_and_read(plane, pod)
+            began = time.perf_counter()
+            _checked(session.dra.prepare(pod.claims), pod.claims)
+            if number >= WARMUP:
+                samples.append(time.perf_counter() - began)
+            _checked(session.dra.unprepare(pod.claims), pod.claims)
+            session.prepares += per_call
+        remove_all(plane, NAMESPACE)
+        for name, fraction in (("p50", 0.5), ("p99", 0.99)):
+            metric = (
+                f"prepare {name}, {per_call} claim{'s' if per_call > 1 else ''}/call, pod bound"
+            )
+            table.add(metric, "ms", session.plugin.label, _percentile(samples, fraction) * 1e3)
 
 
 def _throughput(session: Session, table: Table) -> None:
@@ -341,7 +382,11 @@ def _round(number: int, plane: ControlPlane, go_binary: Path, table: Table) -> N
         table.add("RSS after start", "MiB", FLOOR, rss_mib(floor.pid))
         canned = [WireClaim(NAMESPACE, f"floor-{n}", f"floor-uid-{n}") for n in range(DEVICES)]
         sessions.append(Session(floor, dra, canned))
-        for phase in (_per_call_phases, _throughput, _memory_after_prepares):
+        for session in sessions:
+            _per_call_phases(session, table)
+        for session in sessions[:2]:  # not the floor: it reads nothing either way
+            _bound_phases(plane, session, table)
+        for phase in (_throughput, _memory_after_prepares):
             for session in sessions:
                 phase(session, table)
         _idle(sessions, table)
