@@ -14,44 +14,17 @@ from typing import Any
 from kubernetes import client
 
 from npu_dra.adapters.cluster.kube.list_watch import Document, ListWatch
-from npu_dra.adapters.cluster.kube.raw import list_query, raw_call
-
-
-class RawDaemonSets:
-    """The one apps/v1 call made, on the ApiClient without the generated AppsV1Api (whose models
-    cost start-up time: raw.py); named and shaped as AppsV1Api's, so Watch can stream it."""
-
-    def __init__(self, api: client.ApiClient) -> None:
-        self._api = api
-
-    def list_namespaced_daemon_set(
-        self,
-        namespace: str,
-        *,
-        field_selector: str | None = None,
-        resource_version: str | None = None,
-        allow_watch_bookmarks: bool | None = None,
-        timeout_seconds: int | None = None,
-        watch: bool | None = None,
-        _request_timeout: Any = None,
-        _preload_content: bool = False,
-    ) -> Any:
-        query = list_query(
-            field_selector, resource_version, allow_watch_bookmarks, timeout_seconds, watch
-        )
-        path = "/apis/apps/v1/namespaces/{namespace}/daemonsets"
-        params = {"namespace": namespace}
-        return raw_call(self._api, "GET", path, params, _request_timeout, query=query)
+from npu_dra.adapters.cluster.kube.raw import RawList
 
 
 class KubeDaemonSetWatcher:
     def __init__(self, api: client.ApiClient) -> None:
-        self._apps = RawDaemonSets(api)
+        self._api = api
 
     def watch_daemonset(
         self, *, namespace: str, name: str, on_report: Callable[[bool], None]
     ) -> ListWatch:
-        return daemonset_watch(self._apps, namespace=namespace, name=name, on_report=on_report)
+        return daemonset_watch(self._api, namespace=namespace, name=name, on_report=on_report)
 
 
 def standing(obj: Mapping[str, Any]) -> bool:
@@ -60,7 +33,7 @@ def standing(obj: Mapping[str, Any]) -> bool:
 
 
 def daemonset_watch(
-    apps: RawDaemonSets, *, namespace: str, name: str, on_report: Callable[[bool], None]
+    api: client.ApiClient, *, namespace: str, name: str, on_report: Callable[[bool], None]
 ) -> ListWatch:
     def listed(found: Document) -> None:
         items = found.get("items") or []
@@ -70,9 +43,9 @@ def daemonset_watch(
         if kind in ("ADDED", "MODIFIED", "DELETED"):
             on_report(kind != "DELETED" and standing(raw))
 
+    # The one apps/v1 call, without the generated AppsV1Api (whose models cost start-up time).
     return ListWatch(
-        apps.list_namespaced_daemon_set,
-        namespace,
+        RawList(api, "/apis/apps/v1/namespaces/{namespace}/daemonsets", {"namespace": namespace}),
         selector=f"metadata.name={name}",
         what=f"DaemonSet {namespace}/{name}",
         on_list=listed,

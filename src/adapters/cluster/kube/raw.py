@@ -32,6 +32,7 @@ class RawResourceApi:
     def __init__(self, api: ApiClient) -> None:
         self._api = api
         self._direct = DirectGet.on(api)
+        self.list_resource_slice = RawList(api, f"{GROUP}/resourceslices")
 
     def read_namespaced_resource_claim(
         self,
@@ -58,24 +59,6 @@ class RawResourceApi:
             return self._direct.get(f"{GROUP}/deviceclasses/{_quoted(name)}", _request_timeout)
         path = f"{GROUP}/deviceclasses/{{name}}"
         return raw_call(self._api, "GET", path, {"name": name}, _request_timeout)
-
-    def list_resource_slice(
-        self,
-        *,
-        field_selector: str | None = None,
-        resource_version: str | None = None,
-        allow_watch_bookmarks: bool | None = None,
-        timeout_seconds: int | None = None,
-        watch: bool | None = None,
-        _request_timeout: Any = None,
-        _preload_content: bool = False,
-    ) -> Any:
-        query = list_query(
-            field_selector, resource_version, allow_watch_bookmarks, timeout_seconds, watch
-        )
-        return raw_call(
-            self._api, "GET", f"{GROUP}/resourceslices", {}, _request_timeout, query=query
-        )
 
     def create_resource_slice(
         self,
@@ -110,6 +93,31 @@ class RawResourceApi:
     ) -> Any:
         path = f"{GROUP}/resourceslices/{{name}}"
         return raw_call(self._api, "DELETE", path, {"name": name}, _request_timeout, body=body)
+
+
+class RawList:
+    """The list (with `watch=True`, the watch) of the objects at `path`, as a generated list method
+    takes it (the arguments ListWatch and kubernetes' Watch pass) and answers it: the urllib3
+    response. No model: Watch hands out raw events."""
+
+    def __init__(self, api: ApiClient, path: str, params: dict[str, str] | None = None) -> None:
+        self._api, self._path, self._params = api, path, params or {}
+
+    def __call__(
+        self,
+        *,
+        field_selector: str | None = None,
+        resource_version: str | None = None,
+        allow_watch_bookmarks: bool | None = None,
+        timeout_seconds: int | None = None,
+        watch: bool | None = None,
+        _request_timeout: Any = None,
+        _preload_content: bool = False,
+    ) -> Any:
+        query = list_query(
+            field_selector, resource_version, allow_watch_bookmarks, timeout_seconds, watch
+        )
+        return raw_call(self._api, "GET", self._path, self._params, _request_timeout, query=query)
 
 
 def list_query(
