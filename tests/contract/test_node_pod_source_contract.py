@@ -20,7 +20,7 @@ from npu_dra.adapters.cluster.memory import MemoryCluster
 from npu_dra.adapters.cluster.memory_node_pods import MemoryNodePods
 from npu_dra.domain.claims import NodePod
 from npu_dra.domain.ids import ClaimName, Namespace, NodeName
-from npu_dra.domain.ports import NodePodSource
+from npu_dra.domain.ports import NodePodSource, Stoppable
 from tests.support.controlplane import wait_for
 from tests.support.k8s_fixtures import plane_for
 from tests.support.kubelet import allocated_claim
@@ -159,6 +159,15 @@ class Seen:
         return found
 
 
+def listed_watch(admin: Admin, node: str, seen: Seen) -> Stoppable:
+    """A watch on `node`'s pods, once it has listed them."""
+    watch = admin.source.watch_node_pods(
+        node=NodeName(node), on_list=seen.listed, on_pod=seen.changed
+    )
+    wait_for(lambda: seen.lists >= 1 or None, timeout=WAIT_S, what="the first list")
+    return watch
+
+
 def names() -> tuple[str, str]:
     tag = uuid.uuid4().hex[:6]
     return f"node-{tag}", f"pod-{tag}"
@@ -184,11 +193,8 @@ def test_bound_pods_are_listed_then_their_end_is_reported(admin: Admin) -> None:
 def test_pods_bound_later_come_and_their_deletion_comes_done(admin: Admin) -> None:
     node, pod = names()
     seen = Seen()
-    watch = admin.source.watch_node_pods(
-        node=NodeName(node), on_list=seen.listed, on_pod=seen.changed
-    )
+    watch = listed_watch(admin, node, seen)
     try:
-        wait_for(lambda: seen.lists >= 1 or None, timeout=WAIT_S, what="the first list")
         admin.create_pod(f"{pod}-elsewhere", f"{node}-other", "x")
         admin.create_pod(pod, node, f"{pod}-npu")
         seen.wait(pod, done=False, claims=(f"{pod}-npu",))
@@ -218,11 +224,7 @@ def test_a_claim_is_read_with_its_owner_and_reservations(admin: Admin) -> None:
 def test_a_stopped_watch_reports_nothing(admin: Admin) -> None:
     node, pod = names()
     seen = Seen()
-    watch = admin.source.watch_node_pods(
-        node=NodeName(node), on_list=seen.listed, on_pod=seen.changed
-    )
-    wait_for(lambda: seen.lists >= 1 or None, timeout=WAIT_S, what="the first list")
-    watch.stop()
+    listed_watch(admin, node, seen).stop()
     admin.create_pod(pod, node, f"{pod}-npu")
     try:
         time.sleep(0.5)  # a watch event in flight would have arrived
