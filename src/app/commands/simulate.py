@@ -27,7 +27,8 @@ exit status:
 
 if TYPE_CHECKING:
     from npu_dra.app.container import Container
-    from npu_dra.app.simulation.run import NodePlugin, SimulationResult
+    from npu_dra.app.simulation.node_plugins import NodePlugin
+    from npu_dra.app.simulation.run import SimulationResult
     from npu_dra.app.simulation.scenario import Scenario
 
 
@@ -181,7 +182,7 @@ def node_plugin(
     from npu_dra.app.container import node_container
     from npu_dra.app.services.inventory import InventoryCache
     from npu_dra.app.services.publisher import PoolPublisher
-    from npu_dra.app.simulation.run import NodePlugin, NodeServices
+    from npu_dra.app.simulation.node_plugins import NodePlugin, NodeServices
     from npu_dra.app.wiring.hardware import hardware_probe
     from npu_dra.domain.ids import DriverName
 

@@ -11,14 +11,12 @@ import attrs
 
 from npu_dra.adapters.kube_shapes.claims import claim_from_api, device_class_from_api
 from npu_dra.adapters.kube_shapes.slices import slice_from_api
-from npu_dra.app.services.inventory import InventoryCache
-from npu_dra.app.services.preparer import ClaimPreparer
-from npu_dra.app.services.publisher import PoolPublisher
 from npu_dra.app.simulation.api_objects import ApiObjects
 from npu_dra.app.simulation.explain import NodeReason
 from npu_dra.app.simulation.explain import explain as why_pending
 from npu_dra.app.simulation.extended import class_mapping, special_claim
 from npu_dra.app.simulation.index import ClusterIndex
+from npu_dra.app.simulation.node_plugins import NodePlugin
 from npu_dra.app.simulation.scenario import PodClaim, Refusal, Scenario, SimPod
 from npu_dra.app.simulation.schedule import Decision, schedule_pod
 from npu_dra.domain.cdi import CdiSpec
@@ -26,39 +24,10 @@ from npu_dra.domain.claims import ResourceClaim
 from npu_dra.domain.device import NodeInventory
 from npu_dra.domain.ids import ClaimUID, NodeName
 from npu_dra.domain.pool import ResourceSlice
-from npu_dra.domain.ports import CdiStore
 from npu_dra.domain.prepare import ClaimOutcome
 from npu_dra.domain.scheduling.allocator import DEFAULT_STEP_BUDGET
 from npu_dra.domain.scheduling.matcher import Matcher
 from npu_dra.domain.scheduling.ports import SelectorEvaluator
-
-
-@attrs.frozen
-class NodeServices:
-    preparer: ClaimPreparer
-    cdi: CdiStore
-
-
-@attrs.define
-class NodePlugin:
-    """One simulated node's plugin: the same services the kubelet plugin runs. Its preparer and
-    CDI store are built on first use, so thousands of nodes cost only their publishers."""
-
-    name: NodeName
-    publisher: PoolPublisher
-    build: Callable[[], NodeServices]
-    inventory: InventoryCache | None = None  # for the devices table: health, unpublished NPUs
-    _services: NodeServices | None = None
-
-    @property
-    def services(self) -> NodeServices:
-        if self._services is None:
-            self._services = self.build()
-        return self._services
-
-    @property
-    def built(self) -> bool:
-        return self._services is not None
 
 
 @attrs.frozen
