@@ -255,7 +255,7 @@ class Container(containers.DeclarativeContainer):
     api = providers.Resource(kube_api, settings.provided.kubeconfig)
     cluster = providers.Selector(
         settings.provided.cluster,
-        memory=providers.Singleton(memory_cluster),
+        memory=providers.Singleton(memory_cluster, settings),
         kubernetes=providers.Singleton(kube_cluster, api, settings, metrics.provider),
     )
     taint_support = providers.Selector(

@@ -6,6 +6,7 @@ import re
 import attrs
 
 from npu_dra.domain.attributes import is_dns_label, is_dns_subdomain
+from npu_dra.domain.device_tolerations import DeviceToleration
 from npu_dra.domain.errors import InvalidName
 from npu_dra.domain.ids import (
     ClaimName,
@@ -49,6 +50,7 @@ class DeviceSubRequest:
     selectors: tuple[str, ...] = ()
     allocation_mode: AllocationMode = AllocationMode.EXACT_COUNT
     count: int = 1
+    tolerations: tuple[DeviceToleration, ...] = ()
 
 
 @attrs.frozen
@@ -63,6 +65,7 @@ class DeviceRequest:
     count: int = 1
     admin_access: bool = False
     first_available: tuple[DeviceSubRequest, ...] = ()
+    tolerations: tuple[DeviceToleration, ...] = ()
 
 
 @attrs.frozen

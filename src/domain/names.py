@@ -5,7 +5,7 @@ Sources (Kubernetes v1.34.3):
 - k8s.io/apimachinery/pkg/util/validation/validation.go: IsDNS1123Subdomain (253 characters,
   `[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*`) and IsQualifiedName
   (an optional DNS-subdomain prefix and `/`, then at most 63 of `[A-Za-z0-9][-A-Za-z0-9_.]*`
-  ending alphanumeric).
+  ending alphanumeric); IsValidLabelValue (empty, or at most 63 of the same characters).
 - pkg/apis/resource/validation/validation.go: a driver name is checked as a CSI driver name
   (pkg/apis/core/validation ValidateCSIDriverName): at most 63 characters and, lowercased, a
   DNS-1123 subdomain.
@@ -65,6 +65,18 @@ def qualified_name_problem(text: str) -> str | None:
     if not _QUALIFIED_NAME.fullmatch(name):
         return (
             "name part must consist of letters, digits, '-', '_' or '.', "
+            "starting and ending with a letter or digit"
+        )
+    return None
+
+
+def label_value_problem(text: str) -> str | None:
+    """Why `text` is not a label value (which may be empty); None when it is."""
+    if len(text) > QUALIFIED_NAME_MAX:
+        return f"must be no more than {QUALIFIED_NAME_MAX} characters"
+    if text and not _QUALIFIED_NAME.fullmatch(text):
+        return (
+            "must consist of letters, digits, '-', '_' or '.', "
             "starting and ending with a letter or digit"
         )
     return None

@@ -85,8 +85,14 @@ def vnpu_table_for(
     return offers
 
 
-def vnpu_probe_if_described(probe: HardwareProbe) -> HardwareProbe:
-    """Fake hardware whose description has `vnpu:` publishes vNPU devices (the simulation)."""
+def vnpu_probe_if_described(
+    probe: HardwareProbe, layout: str | None = "same-slice"
+) -> HardwareProbe:
+    """Fake hardware whose description has `vnpu:` publishes vNPU devices (the simulation), in
+    the counter layout the API server keeps (ClusterApi.partitionable_layout: "same-slice",
+    "apart", or None: it drops counters, so whole chips only, as the plugin does then)."""
+    if layout is None:
+        return probe
     if isinstance(probe, FakeHardware) and (table := probe.vnpu_table()) is not None:
-        return VnpuProbe(probe, table)
+        return VnpuProbe(probe, table, counter_slices=layout == "apart")
     return probe

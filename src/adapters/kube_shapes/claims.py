@@ -1,13 +1,14 @@
 """ResourceClaim and DeviceClass (resource.k8s.io/v1) to and from the domain.
 
 Requests are `exactly` or `firstAvailable` (a prioritized list of subrequests), checked as the
-API server validates them (counts, sizes, fully qualified `matchAttribute`).
+API server validates them (counts, sizes, fully qualified `matchAttribute`, tolerations).
 """
 
 from collections.abc import Mapping
 from typing import Any
 
 from npu_dra.adapters.kube_shapes.reader import Fields, describe
+from npu_dra.adapters.kube_shapes.tolerations import tolerations_from_api
 from npu_dra.domain.claims import (
     Allocation,
     AllocationMode,
@@ -76,6 +77,7 @@ def subrequest_from_api(fields: Fields) -> DeviceSubRequest:
         selectors=selectors_from_api(fields),
         allocation_mode=mode,
         count=count,
+        tolerations=tolerations_from_api(fields),
     )
 
 
@@ -100,6 +102,7 @@ def request_from_api(fields: Fields) -> DeviceRequest:
         allocation_mode=mode,
         count=count,
         admin_access=exact.get("adminAccess", bool, False),
+        tolerations=tolerations_from_api(exact),
     )
 
 

@@ -27,6 +27,8 @@ exit status:
 
 if TYPE_CHECKING:
     from npu_dra.app.container import Container
+    from npu_dra.app.services.inventory import InventoryCache
+    from npu_dra.app.services.publisher import PoolPublisher
     from npu_dra.app.simulation.node_plugins import NodePlugin
     from npu_dra.app.simulation.run import SimulationResult
     from npu_dra.app.simulation.scenario import Scenario
@@ -49,6 +51,7 @@ def run(args: argparse.Namespace) -> int:
     logs.configure(level=settings.log_level, fmt=settings.log_format)
     from npu_dra.app.container import container_for
     from npu_dra.app.simulation.scenario import ScenarioError
+    from npu_dra.domain.errors import DomainError
 
     if (settings.cordon or settings.remove_node or settings.unhealthy) and not settings.snapshot:
         print(
@@ -61,6 +64,11 @@ def run(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return UNUSABLE
+    try:
+        settings = _decided_as(settings)
+    except DomainError as error:
+        print(f"npu-dra simulate: {error}", file=sys.stderr)
+        return UNUSABLE
     root = container_for(settings)
     try:
         scenario = _scenario(root, settings)
@@ -71,6 +79,15 @@ def run(args: argparse.Namespace) -> int:
         print(f"npu-dra simulate: {scenario.source}: refused {refusal}", file=sys.stderr)
     code = _simulate(root, scenario, settings)
     return REFUSED_OBJECTS if scenario.refused and code in (0, FAILED_PODS) else code
+
+
+def _decided_as(settings: Settings) -> Settings:
+    """The settings with the kube-scheduler version and gates to decide as; GateError naming the
+    flag when the version lacks a gate or locks it."""
+    from npu_dra.domain.scheduling.versions import parse_gates, scheduler_version
+
+    gates = parse_gates(settings.feature_gates)
+    return settings.derive(simulated=scheduler_version(settings.kubernetes_version, gates))
 
 
 def _scenario(root: "Container", settings: Settings) -> "Scenario":
@@ -114,10 +131,8 @@ def _simulate(root: "Container", scenario: "Scenario", settings: Settings) -> in
     from npu_dra.domain.errors import DomainError
 
     with tempfile.TemporaryDirectory(prefix="npu-dra-sim-") as scratch:
-        node_settings = settings.derive(
-            cdi_root=settings.cdi_out or Path(scratch) / "cdi",
-            plugins_dir=Path(scratch) / "plugins",
-        )
+        cdi = settings.cdi_out or Path(scratch) / "cdi"
+        node_settings = settings.derive(cdi_root=cdi, plugins_dir=Path(scratch) / "plugins")
         plugins = [
             node_plugin(root, scenario, i, node_settings) for i in range(len(scenario.nodes))
         ]
@@ -132,6 +147,7 @@ def _simulate(root: "Container", scenario: "Scenario", settings: Settings) -> in
                 budget=settings.search_budget,
                 on_pod=progress.pod_done if progress else None,
                 explain=settings.explain,
+                version=settings.simulated,
             )
         except DomainError as error:
             print(f"npu-dra simulate: {scenario.source}: {error}", file=sys.stderr)
@@ -181,7 +197,6 @@ def node_plugin(
     from npu_dra.adapters.hardware.vnpu_probe import vnpu_probe_if_described
     from npu_dra.app.container import node_container
     from npu_dra.app.services.inventory import InventoryCache
-    from npu_dra.app.services.publisher import PoolPublisher
     from npu_dra.app.simulation.node_plugins import NodePlugin, NodeServices
     from npu_dra.app.wiring.hardware import hardware_probe
     from npu_dra.domain.ids import DriverName
@@ -199,13 +214,30 @@ def node_plugin(
         plugins_dir=base.plugins_dir / name,
         vnpu="templates" if hardware.get("vnpu") else "none",
     )
-    inventory = InventoryCache(vnpu_probe_if_described(hardware_probe(settings)))
-    publisher = PoolPublisher(
-        inventory=inventory, cluster=root.cluster(), driver=DriverName(settings.driver_name)
-    )
+    layout = root.cluster().partitionable_layout(node=name, driver=DriverName(base.driver_name))
+    inventory = InventoryCache(vnpu_probe_if_described(hardware_probe(settings), layout))
+    publisher = _publisher(root, settings, inventory)
 
     def build() -> NodeServices:
         node = node_container(root, settings)
         return NodeServices(node.preparer(), node.cdi_store())
 
     return NodePlugin(name, publisher, build, inventory)
+
+
+def _publisher(
+    root: "Container", settings: Settings, inventory: "InventoryCache"
+) -> "PoolPublisher":
+    """As the plugin publishes: unhealthy devices tainted where the server keeps taints (the
+    simulated version's DRADeviceTaints), else left out."""
+    from npu_dra.app.services.device_taints import TaintMode
+    from npu_dra.app.services.publisher import PoolPublisher
+    from npu_dra.domain.device_taints import parse_taint_policy
+    from npu_dra.domain.ids import DriverName
+
+    driver = DriverName(settings.driver_name)
+    taints = None
+    if settings.simulated is not None and settings.simulated.on("DRADeviceTaints"):
+        policy = parse_taint_policy(settings.taint_effects)
+        taints = TaintMode(policy=policy, support=root.cluster(), driver=driver)
+    return PoolPublisher(inventory=inventory, cluster=root.cluster(), driver=driver, taints=taints)

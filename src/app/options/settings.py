@@ -19,6 +19,7 @@ from npu_dra.app.options.values import Hardware, OptionError, hardware
 if TYPE_CHECKING:
     from npu_dra.domain.cdi import Mount
     from npu_dra.domain.fault_codes import FaultCodeTable
+    from npu_dra.domain.scheduling.versions import SchedulerVersion
 
 # The kubelet's gRPC probe dials the pod IP (the node's own, with hostNetwork).
 HEALTHCHECK_HOST = "0.0.0.0"  # noqa: S104
@@ -84,8 +85,13 @@ class Settings:
     cordon: str
     remove_node: str
     unhealthy: str
+    kubernetes_version: str
+    feature_gates: str
     # Not flags: where prepared claims live (the simulation keeps them in memory per node).
     state: str = "files"
+    # The kube-scheduler simulate decides as: its in-memory API server keeps what that
+    # version's gates keep (None: every field, as the other commands' memory cluster does).
+    simulated: "SchedulerVersion | None" = None
     healthcheck_host: str = HEALTHCHECK_HOST
 
     def derive(self, **changes: Any) -> "Settings":

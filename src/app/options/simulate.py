@@ -107,4 +107,21 @@ SIMULATE = (
         optional_path,
         metavar="DIR",
     ),
+    Option(
+        "kubernetes_version",
+        ("--kubernetes-version",),
+        "decide as this kube-scheduler: 1.34 (v1.34.3, the default) or 1.36 (v1.36.3)",
+        "1.34",
+        metavar="VERSION",
+        env="KUBERNETES_VERSION",
+    ),
+    Option(
+        "feature_gates",
+        ("--feature-gates",),
+        "DRA feature gates set away from that version's defaults, as kube-scheduler and the API "
+        "server take them (the output says which gates and allocator variant it assumed)",
+        "",
+        env="FEATURE_GATES",
+        metavar="Name=true|false,...",
+    ),
 )

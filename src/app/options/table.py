@@ -83,7 +83,7 @@ COMMANDS: Mapping[str, tuple[str, ...]] = {
             "prepare",
             "driver_name",
         ),
-        *("cdi_out", "explain", "fail_on_pending"),
+        *("cdi_out", "explain", "fail_on_pending", "kubernetes_version", "feature_gates"),
         *_LOGGING,
     ),
 }

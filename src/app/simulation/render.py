@@ -18,17 +18,16 @@ from npu_dra.domain.device import NodeInventory
 from npu_dra.domain.ids import DeviceName
 from npu_dra.domain.pool import chip_layouts
 from npu_dra.domain.quantity import Quantity
+from npu_dra.domain.scheduling.versions import scheduler_version
 
 HEADERS = ("POD", "CLAIM", "NODE", "REQUEST", "DEVICE", "STATUS")
 DEVICE_HEADERS = ("NODE", "DEVICE", "CHIP", "NUMA", "GROUP", "MEMORY", "HEALTH", "ALLOCATED-TO")
 POD_HEADERS = ("POD", "CLAIM", "NODE", "DEVICES", "STATUS")
 COUNTER_HEADERS = ("NODE", "COUNTER-SET", "COUNTER", "TOTAL", "IN-USE")
 LEGEND = (
-    "# Decided as kube-scheduler v1.34 with default feature gates. 'node (any of N)': N nodes\n"
-    "# fit; the scheduler picks among them by score, then at random. 'devices (or others)': the\n"
-    "# scheduler walks a node's slices in random order and may pick the others. Later pods assume\n"
-    "# the choices shown first. Shared counters (vNPU devices) and extended-resource pods are\n"
-    "# decided as with DRAPartitionableDevices and DRAExtendedResource on."
+    "# 'node (any of N)': N nodes fit; the scheduler picks among them by score, then at random.\n"
+    "# 'devices (or others)': the scheduler walks a node's slices in random order and may pick\n"
+    "# the others. Later pods assume the choices shown first."
 )
 
 
@@ -48,6 +47,16 @@ def as_document(result: SimulationResult) -> dict[str, Any]:
         "cdiSpecs": {uid: encode_cdi(spec) for uid, spec in result.specs.items()},
         "summary": summary(result),
         "refused": refused_document(result),
+        "decidedAs": _decided_as(result),
+    }
+
+
+def _decided_as(result: SimulationResult) -> dict[str, Any]:
+    version = result.version or scheduler_version()
+    return {
+        "kubernetesVersion": version.version,
+        "featureGates": dict(version.gates),
+        "allocator": version.variant,
     }
 
 
@@ -63,6 +72,7 @@ def render_text(result: SimulationResult) -> str:
             "",
             *explain_section(result),
             *_refused_section(result),
+            f"# Decided as {(result.version or scheduler_version()).label}.",
             LEGEND,
             summary_line(result),
         ]

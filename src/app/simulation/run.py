@@ -5,6 +5,7 @@ prepares its claims exactly as for NodePrepareResources.
 """
 
 from collections.abc import Callable, Mapping, Sequence
+from functools import partial
 from typing import Any
 
 import attrs
@@ -28,6 +29,7 @@ from npu_dra.domain.prepare import ClaimOutcome
 from npu_dra.domain.scheduling.allocator import DEFAULT_STEP_BUDGET
 from npu_dra.domain.scheduling.matcher import Matcher
 from npu_dra.domain.scheduling.ports import SelectorEvaluator
+from npu_dra.domain.scheduling.versions import SchedulerVersion, scheduler_version
 
 
 @attrs.frozen
@@ -54,6 +56,7 @@ class SimulationResult:
     # (driver, pool, device) -> "namespace/claim": held by claims allocated before the run
     held_before: Mapping[tuple[str, str, str], str] = attrs.field(factory=dict)
     refused: tuple[Refusal, ...] = ()  # the scenario's objects the API server would refuse
+    version: SchedulerVersion | None = None  # what it decided as
 
 
 def simulate(
@@ -66,19 +69,20 @@ def simulate(
     budget: int = DEFAULT_STEP_BUDGET,
     on_pod: Callable[[int], None] | None = None,
     explain: bool = False,
+    version: SchedulerVersion | None = None,
 ) -> SimulationResult:
-    """What each node publishes, then each pod's decision and, once bound, its preparation;
-    `on_pod` hears how many pods are done after each."""
+    """What each node publishes, then each pod's decision and, once bound, its preparation, as
+    `version` (default: v1.34.3, default gates) decides; `on_pod` hears each pod done."""
     published = _publish(scenario, cluster, plugins)
     slices = tuple(cluster.list("ResourceSlice"))
     index = _cluster_index(scenario, published)
     classes = {c.name: c for c in map(device_class_from_api, scenario.device_classes)}
     matcher = Matcher(evaluator)
-    by_node = {p.name: p for p in plugins}
-    results = []
-    mapping = class_mapping(scenario.device_classes)
+    by_node, results = {p.name: p for p in plugins}, []
+    version = version or scheduler_version()
+    run_pod = _pod_runner(scenario, version, budget)
     for pod in scenario.pods:
-        result = _run_pod(pod, cluster, index, classes, matcher, budget=budget, mapping=mapping)
+        result = run_pod(pod, cluster, index, classes, matcher)
         if explain and result.status == "Pending" and result.claims:
             why = why_pending(
                 pod.placement, result.claims, index=index, classes=classes, matcher=matcher
@@ -89,11 +93,20 @@ def simulate(
         results.append(result)
         if on_pod is not None:
             on_pod(len(results))
-    specs = _cdi_specs(plugins)
-    inventories = tuple(p.inventory.current() for p in plugins if p.inventory is not None)
-    return SimulationResult(
-        slices, tuple(results), specs, inventories, _held_before(scenario), scenario.refused
-    )
+    found = tuple(p.inventory.current() for p in plugins if p.inventory is not None)
+    held, specs = _held_before(scenario), _cdi_specs(plugins)
+    return SimulationResult(slices, tuple(results), specs, found, held, scenario.refused, version)
+
+
+def _pod_runner(
+    scenario: Scenario, version: SchedulerVersion, budget: int
+) -> Callable[..., PodResult]:
+    """_run_pod as `version` decides: its allocator rules; with DRAExtendedResource off, the API
+    server drops a class's extendedResourceName, so no class maps an extended resource."""
+    extended = version.on("DRAExtendedResource")
+    mapping = class_mapping(scenario.device_classes) if extended else {}
+    schedule = partial(schedule_pod, budget=budget, rules=version.allocator)
+    return partial(_run_pod, mapping=mapping, schedule=schedule)
 
 
 def _prepared(result: PodResult, plugin: NodePlugin) -> PodResult:
@@ -160,8 +173,8 @@ def _run_pod(
     classes: Mapping[Any, Any],
     matcher: Matcher,
     *,
-    budget: int,
     mapping: Mapping[str, str],
+    schedule: Callable[..., Decision],  # schedule_pod, its budget and allocator given
 ) -> PodResult:
     if pod.gates:
         return PodResult(
@@ -180,9 +193,7 @@ def _run_pod(
     except LookupError as missing:
         reason = f"{missing.args[0]}: kept out of the scheduling queue (PreEnqueue)"
         return PodResult(pod, None, (), reason, status="Pending")
-    decision = schedule_pod(
-        pod.placement, claims, index=index, classes=classes, matcher=matcher, budget=budget
-    )
+    decision = schedule(pod.placement, claims, index=index, classes=classes, matcher=matcher)
     if decision.node is None:
         return PodResult(
             pod, None, tuple(claims), decision.reason, status=decision.status, fitting=0

@@ -29,6 +29,9 @@ from npu_dra.domain.scheduling.allocator import (
 from npu_dra.domain.scheduling.matcher import Matcher
 from npu_dra.domain.scheduling.placement import Placement, filter_reason
 from npu_dra.domain.scheduling.pools import Pool, walk_orders
+from npu_dra.domain.scheduling.rules import AllocatorRules
+
+DEFAULT_RULES = AllocatorRules()
 
 NO_FIT = "cannot allocate all claims"
 UNDECIDED = "allocation search exceeded simulate's step budget"
@@ -59,6 +62,7 @@ def schedule_pod(
     classes: Mapping[DeviceClassName, DeviceClass],
     matcher: Matcher,
     budget: int = DEFAULT_STEP_BUDGET,
+    rules: AllocatorRules = DEFAULT_RULES,
 ) -> Decision:
     missing = _missing_class(claims, classes)
     if missing:
@@ -72,6 +76,7 @@ def schedule_pod(
         allocated=index.allocated,
         matcher=matcher,
         budget=budget,
+        rules=rules,
     )
     reasons: Counter[str] = Counter()
     try:
@@ -79,16 +84,16 @@ def schedule_pod(
     except AllocationError as error:
         return Decision(None, status="Error", reason=str(error))
     if not fitting:
-        return _noted(_unschedulable(index, reasons), pending)
+        return _noted(_unschedulable(index, reasons), pending, rules)
     best = min(fitting, key=lambda f: (f[0], f[1]))
-    return _noted(_decided(claims, index, attempt, best, reasons), pending)
+    return _noted(_decided(claims, index, attempt, best, reasons), pending, rules)
 
 
-def _noted(decision: Decision, claims: Sequence[ResourceClaim]) -> Decision:
+def _noted(decision: Decision, claims: Sequence[ResourceClaim], rules: AllocatorRules) -> Decision:
     """distinctAttribute, where a claim has one, as v1.34.3 takes it (scheduling/constraints.py)."""
     names = {c.distinct_attribute for claim in claims for c in claim.spec.constraints}
     names.discard(None)
-    if not names:
+    if not names or rules.distinct_values:
         return decision
     note = (
         f"(distinctAttribute {', '.join(sorted(filter(None, names)))}: decided as kube-scheduler "
@@ -153,7 +158,8 @@ def _kept(reasons: Counter[str]) -> str | None:
     return (
         f"(on {reasons[KEPT_COUNTERS]} node(s) decided as kube-scheduler v1.34.3 does, whose "
         "search does not give back the shared counters a partition took when it failed a claim "
-        "constraint; giving them back changes the answer there)"
+        "constraint or an untolerated taint refused it; giving them back changes the answer "
+        "there)"
     )
 
 

@@ -14,10 +14,21 @@ if TYPE_CHECKING:
 READ_GRACE_S = 1.0
 
 
-def memory_cluster() -> "MemoryCluster":
+def memory_cluster(settings: Settings) -> "MemoryCluster":
+    """Keeping every field, or, for the simulation, what the simulated version's gates keep:
+    counters (in slices of their own from 1.35) with DRAPartitionableDevices, device taints
+    with DRADeviceTaints, as the API server drops a disabled field on write."""
     from npu_dra.adapters.cluster.memory import MemoryCluster
 
-    return MemoryCluster()
+    simulated = settings.simulated
+    if simulated is None:
+        return MemoryCluster()
+    partitionable = simulated.on("DRAPartitionableDevices")
+    return MemoryCluster(
+        partitionable=partitionable,
+        counters_apart=partitionable and simulated.pool_counters,
+        device_taints=simulated.on("DRADeviceTaints"),
+    )
 
 
 def kube_api(kubeconfig: str) -> Iterator[object]:

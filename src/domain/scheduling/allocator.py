@@ -6,6 +6,13 @@ where slices have them and its `distinctAttribute` (constraints.py): a v1.34.3 k
 with its default gates runs the experimental variant, since DRAResourceClaimDeviceStatus (beta,
 on) is one the incubating variant does not list.
 
+What versions and gates change is the caller's `AllocatorRules` (rules.py; versions.py says
+which version has which): `partitionable` (DRAPartitionableDevices): on, a device consuming
+counters is taken only while its counters last (counters.py); off, never. `device_taints`
+(DRADeviceTaints): on, a tainted device is taken only for a request that tolerates all its
+taints (device_tolerations.py), so an `All` request that selects one does not fit; off, taints
+are ignored. `keeps_refused_counters` and `distinct_values`: where v1.36.3's search differs.
+
 All unallocated claims of a pod are allocated together: claims in pod order, requests in claim
 order, each request's devices one at a time over pools and slices in order; the first complete
 solution wins, and a dead end backtracks from the innermost choice (so an earlier claim gives
@@ -36,10 +43,12 @@ from npu_dra.domain.scheduling.request_data import (
     Requests,
     gather_requests,
 )
+from npu_dra.domain.scheduling.rules import AllocatorRules
 
 __all__ = ["DEFAULT_STEP_BUDGET", "AllocationError", "SearchBudgetExceeded", "allocate_claims"]
 
 DEFAULT_STEP_BUDGET = 200_000
+DEFAULT_RULES = AllocatorRules()
 
 
 class _MaxSize(Exception):
@@ -55,32 +64,27 @@ def allocate_claims(
     allocated: frozenset[DeviceKey] | set[DeviceKey],
     matcher: Matcher,
     budget: int = DEFAULT_STEP_BUDGET,
-    partitionable: bool = True,
+    rules: AllocatorRules = DEFAULT_RULES,
     counter_notes: set[NodeName] | None = None,
 ) -> tuple[Allocation, ...] | None:
     """One allocation per claim, or None when they do not fit on this node together.
-    Raises AllocationError (fatal for the pod) and SearchBudgetExceeded.
-
-    `partitionable` is DRAPartitionableDevices: on, a device consuming counters is taken only
-    while its slice's counters last (see counters.py); off, such a device is never taken.
-    The answer is v1.34.3's, whose search keeps the counters of a partition that failed a
-    constraint (candidates.py); where that changed the answer, `node` goes into `counter_notes`.
-    """
-    search = partial(
-        _allocate,
+    Raises AllocationError (fatal for the pod) and SearchBudgetExceeded. With v1.34.3's rules
+    the search keeps the counters of a partition refused after taking them (an untolerated
+    taint, a failed constraint: candidates.py); where that changed the answer, `node` goes into
+    `counter_notes`."""
+    fresh_checks = partial(
+        candidate_checks,
         claims,
-        node=node,
         pools=pools,
-        classes=classes,
         allocated=allocated,
         matcher=matcher,
-        budget=budget,
-        partitionable=partitionable,
+        rules=rules,
     )
-    found, kept = search(keep_refused_counters=True)
+    search = partial(_allocate, claims, node=node, pools=pools, classes=classes, budget=budget)
+    found, kept = search(fresh_checks(keep_refused_counters=rules.keeps_refused_counters))
     if kept and counter_notes is not None:
         try:
-            fair, _ = search(keep_refused_counters=False)
+            fair, _ = search(fresh_checks(keep_refused_counters=False))
         except (AllocationError, SearchBudgetExceeded):
             return found
         if fair != found:
@@ -90,25 +94,15 @@ def allocate_claims(
 
 def _allocate(
     claims: Sequence[ResourceClaim],
+    checks: CandidateChecks,
     *,
     node: NodeName,
     pools: Sequence[Pool],
     classes: Mapping[DeviceClassName, DeviceClass],
-    allocated: frozenset[DeviceKey] | set[DeviceKey],
-    matcher: Matcher,
     budget: int,
-    partitionable: bool,
-    keep_refused_counters: bool,
 ) -> tuple[tuple[Allocation, ...] | None, bool]:
-    """The allocation, and whether a refused partition kept its counters in the search."""
-    checks = candidate_checks(
-        claims,
-        pools=pools,
-        allocated=allocated,
-        matcher=matcher,
-        partitionable=partitionable,
-        keep_refused_counters=keep_refused_counters,
-    )
+    """The allocation with `checks` (nothing taken yet), and whether a refused partition kept
+    its counters in the search."""
     requests = gather_requests(claims, pools=pools, classes=classes, selectable=checks.selectable)
     # Allocate() (structured/internal/experimental/allocator_experimental.go v0.34.3, the
     # incubating variant alike) searches with a fresh deviceMatchesRequest: what validating the

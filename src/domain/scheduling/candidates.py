@@ -4,7 +4,8 @@
 
 A device serves a request when it is free (admin access may share it, but not within one claim),
 the device class's and the request's CEL selectors accept it, its slice's shared counters still
-cover it and the claim's `matchAttribute` constraints take it. Apart from the search because
+cover it, the request tolerates its taints (with DRADeviceTaints on) and the claim's
+`matchAttribute` constraints take it. Apart from the search because
 these are the per-device rules, while the search only decides the order of trying devices.
 """
 
@@ -13,12 +14,18 @@ from collections.abc import Callable, Sequence
 import attrs
 
 from npu_dra.domain.claims import Constraint, ResourceClaim
-from npu_dra.domain.scheduling.constraints import DistinctAttribute, MatchAttribute
+from npu_dra.domain.device_tolerations import all_tolerated
+from npu_dra.domain.scheduling.constraints import (
+    DistinctAttribute,
+    DistinctValues,
+    MatchAttribute,
+)
 from npu_dra.domain.scheduling.counters import CounterBook, counter_book
 from npu_dra.domain.scheduling.errors import AllocationError
 from npu_dra.domain.scheduling.matcher import Matcher
 from npu_dra.domain.scheduling.pools import Candidate, DeviceKey, Pool
 from npu_dra.domain.scheduling.request_data import RequestData, RequestIndex, claim_label
+from npu_dra.domain.scheduling.rules import AllocatorRules
 
 Undo = Callable[[], None]
 
@@ -30,11 +37,11 @@ class CandidateChecks:
     claims: tuple[ResourceClaim, ...]
     allocated: frozenset[DeviceKey] | set[DeviceKey]
     matcher: Matcher
-    partitionable: bool
+    rules: AllocatorRules
     book: CounterBook
-    constraints: list[list[MatchAttribute | DistinctAttribute]]
+    constraints: list[list[MatchAttribute | DistinctAttribute | DistinctValues]]
     results: list[list[tuple[RequestData, Candidate]]]
-    # v1.34.3's bookkeeping (see _refused_by_constraint); False gives the counters back
+    # v1.34.3's bookkeeping (see _refused_after_counters); False gives the counters back
     keep_refused_counters: bool = True
     kept_counters: bool = False  # whether a refused partition kept its counters in this search
     allocating: dict[DeviceKey, set[int]] = attrs.Factory(dict)
@@ -65,17 +72,23 @@ class CandidateChecks:
         return True
 
     def take(self, ci: int, data: RequestData, candidate: Candidate, *, must: bool) -> Undo | None:
-        """allocateDevice: the device if it is free and meets the claim's constraints."""
+        """allocateDevice: the device if it is free, tolerated and meets the claim's constraints."""
         if not self.free_for(ci, data, candidate.key):
             return None
         counted = bool(candidate.device.consumes_counters)
-        if counted and (not self.partitionable or not self.book.take(candidate)):
+        if counted and (not self.rules.partitionable or not self.book.take(candidate)):
+            return None  # as allocateDevice: no error, even for an `All` request
+        if self.rules.device_taints and not all_tolerated(
+            candidate.device.taints, data.tolerations
+        ):
+            if counted:
+                self._refused_after_counters(candidate)
             return None  # as allocateDevice: no error, even for an `All` request
         constraints = self.constraints[ci]
         for i, constraint in enumerate(constraints):
             if not constraint.add(data.base, data.sub, candidate):
                 if counted:
-                    self._refused_by_constraint(candidate)
+                    self._refused_after_counters(candidate)
                 if must:
                     key = "/".join(candidate.key)
                     raise AllocationError(
@@ -89,11 +102,12 @@ class CandidateChecks:
         self.results[ci].append((data, candidate))
         return self._undo_take(ci, data, candidate, counted=counted)
 
-    def _refused_by_constraint(self, candidate: Candidate) -> None:
+    def _refused_after_counters(self, candidate: Candidate) -> None:
         """allocateDevice (structured/internal/experimental/allocator_experimental.go v0.34.3,
-        the incubating variant alike) returns on a failed constraint without calling
-        deallocateCountersForDevice: the counters checkAvailableCounters took stay taken for the
-        rest of this search (one pod on one node)."""
+        the incubating variant alike) returns on an untolerated taint or a failed constraint
+        without calling deallocateCountersForDevice: the counters checkAvailableCounters took
+        stay taken for the rest of this search (one pod on one node). v0.36.3's allocateDevice
+        (incubating/allocator_incubating.go) gives them back on both paths (rollbackDevice)."""
         if self.keep_refused_counters:
             self.kept_counters = True
         else:
@@ -122,7 +136,7 @@ def candidate_checks(
     pools: Sequence[Pool],
     allocated: frozenset[DeviceKey] | set[DeviceKey],
     matcher: Matcher,
-    partitionable: bool,
+    rules: AllocatorRules,
     keep_refused_counters: bool = True,
 ) -> CandidateChecks:
     """Nothing taken yet: each claim's constraints fresh, the counters less earlier pods' use."""
@@ -130,17 +144,25 @@ def candidate_checks(
         claims=tuple(claims),
         allocated=allocated,
         matcher=matcher,
-        partitionable=partitionable,
+        rules=rules,
         keep_refused_counters=keep_refused_counters,
         book=counter_book(pools, allocated),
-        constraints=[[_constraint(c) for c in claim.spec.constraints] for claim in claims],
+        constraints=[
+            [_constraint(c, rules.distinct_values) for c in claim.spec.constraints]
+            for claim in claims
+        ],
         results=[[] for _ in claims],
     )
 
 
-def _constraint(constraint: Constraint) -> MatchAttribute | DistinctAttribute:
+def _constraint(
+    constraint: Constraint, distinct_values: bool
+) -> MatchAttribute | DistinctAttribute | DistinctValues:
     """Allocate()'s switch: `matchAttribute` if set, else `distinctAttribute`."""
+    requests = frozenset(constraint.requests)
     if constraint.match_attribute is not None:
-        return MatchAttribute(constraint.match_attribute, frozenset(constraint.requests))
+        return MatchAttribute(constraint.match_attribute, requests)
     assert constraint.distinct_attribute is not None  # the API requires one of them
-    return DistinctAttribute(constraint.distinct_attribute, frozenset(constraint.requests))
+    if distinct_values:
+        return DistinctValues(constraint.distinct_attribute, requests)
+    return DistinctAttribute(constraint.distinct_attribute, requests)

@@ -1,7 +1,8 @@
 """`matchAttribute` as the scheduler's allocator checks it (`matchAttributeConstraint`): the
 first device added pins the value, every later one in scope must carry the same value and type;
 a device without the attribute never fits. The count of devices in the set is all it tracks.
-`distinctAttribute` as v1.34.3 checks it: see DistinctAttribute.
+`distinctAttribute` as v1.34.3 checks it: see DistinctAttribute; as v1.36.3 does: see
+DistinctValues.
 """
 
 import attrs
@@ -70,6 +71,37 @@ class DistinctAttribute:
 
     def remove(self, base: str, sub: str) -> None:
         """Nothing to forget: only the attribute's presence is checked."""
+
+
+@attrs.define
+class DistinctValues:
+    """`distinctAttributeConstraint` of v1.36.3 (structured/internal/incubating/constraint.go
+    v0.36.3): values are compared, same type and value clash. Kept as upstream keeps it: one
+    value per request name (a request's later device replaces its earlier one, so only the
+    newest is compared), and `remove` forgets the request's value while the count stays, so
+    after a backtrack within a request the next device is compared with the other requests'."""
+
+    attribute: str
+    requests: frozenset[str]
+    values: dict[str, Pinned] = attrs.Factory(dict)
+    count: int = 0
+
+    def add(self, base: str, sub: str, candidate: Candidate) -> bool:
+        if not _in_scope(self.requests, base, sub):
+            return True
+        value = lookup_attribute(candidate, self.attribute)
+        if value is None:
+            return False
+        if self.count and value in self.values.values():
+            return False
+        self.values[base] = value
+        self.count += 1
+        return True
+
+    def remove(self, base: str, sub: str) -> None:
+        if _in_scope(self.requests, base, sub):
+            self.values.pop(base, None)
+            self.count -= 1
 
 
 def _in_scope(requests: frozenset[str], base: str, sub: str) -> bool:

@@ -5,7 +5,8 @@ DRAPartitionableDevices on (k8s.io/dynamic-resource-allocation/structured v0.34.
 Per slice: what its `sharedCounters` offer, less what devices already allocated (by earlier
 pods) consume, less what devices taken so far in this search consume. A device fits when every
 counter of its slice stays non-negative. Counters are per slice in 1.34: a device can only
-consume a counter set of its own slice.
+consume a counter set of its own slice; from 1.35 counter sets live in slices of their own and
+belong to the pool (`Candidate.counters_in` says which).
 """
 
 from collections.abc import Iterable, Mapping
@@ -35,8 +36,8 @@ class CounterBook:
 
     def take(self, candidate: Candidate) -> bool:
         """Count the candidate's consumption in, if its slice's counters allow; else False."""
-        available = self._available_in(candidate.slice)
-        consumed = self._consumed.setdefault(candidate.slice, {})
+        available = self._available_in(candidate.counters_in)
+        consumed = self._consumed.setdefault(candidate.counters_in, {})
         _add(consumed, candidate, +1)
         for set_name, counters in available.items():
             for name, value in counters.items():
@@ -46,7 +47,7 @@ class CounterBook:
         return True
 
     def give_back(self, candidate: Candidate) -> None:
-        _add(self._consumed.setdefault(candidate.slice, {}), candidate, -1)
+        _add(self._consumed.setdefault(candidate.counters_in, {}), candidate, -1)
 
     def _available_in(self, slice_name: str) -> Counts:
         if slice_name not in self._available:
@@ -70,5 +71,5 @@ def counter_book(
             {name: {s: dict(c) for s, c in sets.items()} for name, sets in pool.counters.items()}
         )
         for device in pool.devices:
-            by_slice.setdefault(device.slice, []).append(device)
+            by_slice.setdefault(device.counters_in, []).append(device)
     return CounterBook(shared, {k: tuple(v) for k, v in by_slice.items()}, allocated)

@@ -27,7 +27,14 @@ class Candidate:
     pool: PoolName
     device: PublishedDevice
     key: DeviceKey
-    slice: str = ""  # its ResourceSlice's name: counters are per slice
+    slice: str = ""  # its ResourceSlice's name
+    # whose sharedCounters it consumes: its own slice's (1.34), or the pool's where counter sets
+    # are published in slices of their own (1.35+); "" means its slice
+    counter_scope: str = ""
+
+    @property
+    def counters_in(self) -> str:
+        return self.counter_scope or self.slice
 
 
 @attrs.frozen
@@ -37,7 +44,7 @@ class Pool:
     devices: tuple[Candidate, ...]  # in slice order
     incomplete: bool = False
     invalid: str | None = None
-    # slice name -> counter set -> counter -> value: the slices' sharedCounters
+    # counter scope (slice name, or the pool's label) -> counter set -> counter -> value
     counters: Mapping[str, Mapping[str, Mapping[str, Fraction]]] = attrs.field(factory=dict)
 
     @property
@@ -59,18 +66,25 @@ def gather_pools(slices: Iterable[ResourceSlice]) -> tuple[Pool, ...]:
 
 
 def _pool(driver: DriverName, name: PoolName, slices: list[ResourceSlice]) -> Pool:
+    """Counters per slice (1.34); per pool when a slice holds counter sets and no devices, the
+    layout the 1.35+ API server wants (v0.36.3 pools_incubating.go: `getAndValidateCounterSets`
+    gathers the counter sets of all the pool's slices)."""
+    apart = any(s.shared_counters and not s.devices for s in slices)
+    scope = f"{driver}/{name}" if apart else ""
     devices = tuple(
-        Candidate(driver, name, d, (driver, name, d.name), s.name or "")
+        Candidate(driver, name, d, (driver, name, d.name), s.name or "", scope)
         for s in slices
         for d in s.devices
     )
     counters = {
-        s.name or "": {
+        scope or s.name or "": {
             c.name: {k: q.value for k, q in c.counters.items()} for c in s.shared_counters
         }
         for s in slices
         if s.shared_counters
     }
+    if apart:
+        counters = {scope: {k: v for sets in counters.values() for k, v in sets.items()}}
     seen: set[DeviceName] = set()
     invalid = None
     for c in devices:

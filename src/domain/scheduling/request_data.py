@@ -1,7 +1,7 @@
 """requestData, as the scheduler's allocator builds it in Allocate() before its first
 allocateOne (k8s.io/dynamic-resource-allocation/structured v0.34.3): each request's (or
-`firstAvailable` subrequest's) device class, selectors and device count, an `All` request's
-devices listed up front, and each claim held to the 32-device limit.
+`firstAvailable` subrequest's) device class, selectors, tolerations and device count, an `All`
+request's devices listed up front, and each claim held to the 32-device limit.
 
 Apart from the search because it runs once per pod, in claim and request order, and only ever
 fails the pod: nothing here backtracks.
@@ -18,6 +18,7 @@ from npu_dra.domain.claims import (
     DeviceSubRequest,
     ResourceClaim,
 )
+from npu_dra.domain.device_tolerations import DeviceToleration
 from npu_dra.domain.ids import DeviceClassName
 from npu_dra.domain.scheduling.errors import AllocationError
 from npu_dra.domain.scheduling.pools import Candidate, Pool
@@ -39,6 +40,8 @@ class RequestData:
     admin: bool
     num_devices: int
     all_devices: tuple[Candidate, ...] = ()
+    # requestAccessor.tolerations(): `exactly.tolerations`, or the subrequest's own
+    tolerations: tuple[DeviceToleration, ...] = ()
 
     @property
     def name(self) -> str:
@@ -135,6 +138,7 @@ class _Gatherer:
             all_mode=all_mode,
             admin=isinstance(request, DeviceRequest) and request.admin_access,
             num_devices=0 if all_mode else request.count,
+            tolerations=request.tolerations,
         )
         if not all_mode:
             return data

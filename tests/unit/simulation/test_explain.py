@@ -35,6 +35,9 @@ spec: {selectors: [{cel: {expression: 'device.driver == "npu.huawei.com"'}}]}
 """
 TAINT = "taint dedicated=training:NoSchedule is not tolerated by the pod"
 
+# vNPUs need shared counters: DRAPartitionableDevices, off in v1.34.3 by default
+PARTITIONS = ("--feature-gates", "DRAPartitionableDevices=true")
+
 
 def claim(name: str, count: int, extra: str = "") -> str:
     return f"""\
@@ -206,7 +209,9 @@ def test_devices_whose_chip_has_no_shared_counters_left_are_not_counted_free(
         + claim("part", 1, selecting(PART))
         + pod("second", "part")
     )
-    code, out, err = simulate("--scenario", str(path), "--explain", "-o", "json", "--no-prepare")
+    code, out, err = simulate(
+        "--scenario", str(path), "--explain", "-o", "json", "--no-prepare", *PARTITIONS
+    )
     assert code == 0, err
     by_pod = {p["pod"]: p for p in json.loads(out)["pods"]}
     assert by_pod["demo/first"]["node"] == "v1"

@@ -16,13 +16,16 @@ spec:
   - cel: {expression: 'device.driver == "npu.huawei.com"'}
 """
 
+# vNPUs need shared counters: DRAPartitionableDevices, off in v1.34.3 by default
+PARTITIONS = ("--feature-gates", "DRAPartitionableDevices=true")
 
-def simulate(tmp_path: Path, text: str) -> dict[str, dict[str, Any]]:
+
+def simulate(tmp_path: Path, text: str, *args: str) -> dict[str, dict[str, Any]]:
     path = tmp_path / "scenario.yaml"
     path.write_text(text)
     out, err = io.StringIO(), io.StringIO()
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        code = main(["simulate", "--scenario", str(path), "-o", "json", "--no-prepare"])
+        code = main(["simulate", "--scenario", str(path), "-o", "json", "--no-prepare", *args])
     assert code == 0, err.getvalue()
     return {p["pod"]: p for p in json.loads(out.getvalue())["pods"]}
 
@@ -176,7 +179,7 @@ def test_a_partition_that_fails_a_constraint_keeps_its_counters_as_in_v1_34_3(
 ) -> None:
     """a takes vir10-3c-16g-0, b's nm-0 passes the counters and fails the constraint: v1.34.3
     keeps nm-0's counters for the rest of the search, so the pair nm-0 + nm-1 no longer fits."""
-    paired = simulate(tmp_path, PAIRED)["t/paired"]
+    paired = simulate(tmp_path, PAIRED, *PARTITIONS)["t/paired"]
     assert paired["status"] == "Pending"
     assert paired["reason"].startswith("0/1 nodes are available: 1 cannot allocate all claims.")
     assert "(on 1 node(s) decided as kube-scheduler v1.34.3 does" in paired["reason"]
@@ -185,6 +188,6 @@ def test_a_partition_that_fails_a_constraint_keeps_its_counters_as_in_v1_34_3(
 
 def test_no_counter_note_where_the_kept_counters_change_nothing(tmp_path: Path) -> None:
     text = PAIRED.replace('startsWith("vir10_3c_16g")', 'endsWith("_nm")')
-    paired = simulate(tmp_path, text)["t/paired"]
+    paired = simulate(tmp_path, text, *PARTITIONS)["t/paired"]
     assert (paired["status"], paired["reason"]) == ("Bound", None)
     assert devices(paired) == [("a", "npu-0-vir10-3c-16g-nm-0"), ("b", "npu-0-vir10-3c-16g-nm-1")]

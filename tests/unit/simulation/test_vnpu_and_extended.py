@@ -1,5 +1,6 @@
 """simulate with vNPUs (counters shown and allocated as kube-scheduler does with
-DRAPartitionableDevices on) and with extended-resource pods (DRAExtendedResource)."""
+DRAPartitionableDevices on) and with extended-resource pods (DRAExtendedResource): both gates
+are off by default in v1.34.3, so every run here turns them on."""
 
 import contextlib
 import io
@@ -9,6 +10,8 @@ from pathlib import Path
 from typing import Any
 
 from npu_dra.app.cli import main
+
+GATES = ("--feature-gates", "DRAPartitionableDevices=true,DRAExtendedResource=true")
 
 ATTR = 'device.attributes["npu.huawei.com"]'
 CLASS = textwrap.dedent("""\
@@ -48,7 +51,7 @@ def simulate(tmp_path: Path, text: str, *args: str) -> tuple[int, str]:
     out = io.StringIO()
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(io.StringIO()):
         code = main(
-            ["simulate", "--scenario", str(path), "--cdi-out", str(tmp_path / "cdi"), *args]
+            ["simulate", "--scenario", str(path), "--cdi-out", str(tmp_path / "cdi"), *GATES, *args]
         )
     return code, out.getvalue()
 

@@ -1,0 +1,85 @@
+"""Which kube-scheduler simulate decides as: versions, their DRA gate defaults, the gates a user
+may set, and the allocator variant they select (domain/scheduling/versions.py)."""
+
+import pytest
+
+from npu_dra.domain.scheduling.versions import (
+    GateError,
+    parse_gates,
+    scheduler_version,
+)
+
+
+def test_the_default_is_v1_34_3_whose_default_gates_select_the_experimental_allocator() -> None:
+    version = scheduler_version()
+    assert version.version == "v1.34.3"
+    assert version.on("DRAPrioritizedList")
+    assert version.on("DRAAdminAccess")
+    assert not version.on("DRAPartitionableDevices")
+    assert not version.on("DRADeviceTaints")
+    # DRAResourceClaimDeviceStatus (beta, on) is supported by the experimental variant only
+    assert version.variant == "experimental"
+    assert version.label == "kube-scheduler v1.34.3 with default gates (experimental allocator)"
+
+
+def test_turning_device_status_off_in_v1_34_selects_the_incubating_allocator() -> None:
+    version = scheduler_version("1.34", {"DRAResourceClaimDeviceStatus": False})
+    assert version.variant == "incubating"
+    assert "DRAResourceClaimDeviceStatus=false" in version.label
+
+
+def test_v1_36_defaults_select_the_incubating_allocator_and_never_the_experimental() -> None:
+    version = scheduler_version("v1.36.3")
+    assert version.on("DRADeviceTaints")
+    assert version.on("DRAPartitionableDevices")
+    assert version.on("DRAConsumableCapacity")
+    assert version.on("DRAExtendedResource")
+    assert version.variant == "incubating"
+    # the scheduler of 1.36.3 never sets ListTypeAttributes for the allocator
+    assert scheduler_version("1.36", {"DRAListTypeAttributes": True}).variant == "incubating"
+
+
+def test_v1_36_without_consumable_capacity_and_binding_conditions_runs_the_stable_one() -> None:
+    gates = {"DRAConsumableCapacity": False, "DRADeviceBindingConditions": False}
+    assert scheduler_version("1.36", gates).variant == "stable"
+
+
+def test_the_rules_follow_the_version() -> None:
+    old, new = scheduler_version("1.34").allocator, scheduler_version("1.36").allocator
+    assert old.keeps_refused_counters
+    assert not new.keeps_refused_counters
+    assert new.distinct_values
+    assert not old.distinct_values
+    assert new.device_taints
+    assert not old.device_taints
+    assert scheduler_version("1.34", {"DRAPartitionableDevices": True}).allocator.partitionable
+    assert scheduler_version("1.36").pool_counters
+    assert not scheduler_version().pool_counters
+
+
+@pytest.mark.parametrize(
+    ("version", "gates", "message"),
+    [
+        ("1.33", {}, "--kubernetes-version: '1.33' is not one simulate decides as"),
+        ("1.34.1", {}, "--kubernetes-version"),
+        ("1.34", {"DRAListTypeAttributes": True}, "DRAListTypeAttributes is not a DRA gate"),
+        ("1.34", {"PodLevelResources": True}, "--feature-gates: PodLevelResources"),
+        ("1.36", {"DRAAdminAccess": False}, "DRAAdminAccess is locked to true in v1.36.3"),
+    ],
+)
+def test_what_a_version_does_not_have_is_refused_naming_the_flag(
+    version: str, gates: dict[str, bool], message: str
+) -> None:
+    with pytest.raises(GateError, match=message):
+        scheduler_version(version, gates)
+
+
+def test_gates_are_parsed_as_kube_scheduler_takes_them() -> None:
+    assert parse_gates(" DRADeviceTaints=true, DRAAdminAccess=False ,") == {
+        "DRADeviceTaints": True,
+        "DRAAdminAccess": False,
+    }
+    assert parse_gates("") == {}
+    for bad in ("DRADeviceTaints", "DRADeviceTaints=yes", "=true"):
+        with pytest.raises(GateError, match="--feature-gates"):
+            parse_gates(bad)
