@@ -1,9 +1,11 @@
 """Differential test: each scenario in simulate_scenarios/ runs through `npu-dra simulate` and
-through the real v1.34.3 kube-scheduler (default feature gates: the control plane sets none, so
-DRAPrioritizedList and DRAAdminAccess are on, DRADeviceTaints, DRAPartitionableDevices and
-DRAConsumableCapacity off, as simulate assumes). The same ResourceSlices (simulate's, published
-through the API), classes, claims and pods go to both; pods are created one at a time in file
-order, each waited for until the scheduler bound it or reported it unschedulable/gated.
+through a real kube-scheduler, on three planes, simulate told which (`--kubernetes-version`,
+`--feature-gates`): v1.34.3 with default gates (DRAPrioritizedList and DRAAdminAccess on,
+DRADeviceTaints, DRAPartitionableDevices and DRAConsumableCapacity off), v1.34.3 with the gates
+vNPUs and extended resources need (the scenarios in simulate_scenarios_gated/ too), and v1.36.3
+with its default gates (both folders). The same ResourceSlices (simulate's, published through
+the API), classes, claims and pods go to both; pods are created one at a time in file order,
+each waited for until the scheduler bound it or reported it unschedulable/gated.
 
 An object simulate refuses (exit status 4, listed under `refused`) must be refused by the API
 server too, and is left out of both; the rest are created as usual.
@@ -32,7 +34,7 @@ from kubernetes import client
 
 from npu_dra.app.cli import main
 from tests.support.controlplane import ControlPlane
-from tests.support.gated_plane import gated_control_plane
+from tests.support.gated_plane import GATES, gated_control_plane
 
 SCENARIOS = sorted((Path(__file__).parent / "simulate_scenarios").glob("*.yaml"))
 GATED_SCENARIOS = sorted((Path(__file__).parent / "simulate_scenarios_gated").glob("*.yaml"))
@@ -45,12 +47,19 @@ def gated_plane(
     yield from gated_control_plane(k8s_bin_dir, tmp_path_factory)
 
 
-def _simulate(text: str, tmp_path: Path, driver: str) -> dict[str, Any]:
+V134_GATED = ("--feature-gates", ",".join(f"{g}={str(v).lower()}" for g, v in GATES.items()))
+V136 = ("--kubernetes-version", "1.36")
+
+
+def _simulate(
+    text: str, tmp_path: Path, driver: str, decided_as: tuple[str, ...]
+) -> dict[str, Any]:
     path = tmp_path / "scenario.yaml"
     path.write_text(text)
     out, err = io.StringIO(), io.StringIO()
+    args = ["simulate", "--scenario", str(path), "--driver-name", driver, "-o", "json"]
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        code = main(["simulate", "--scenario", str(path), "--driver-name", driver, "-o", "json"])
+        code = main([*args, *decided_as])
     document: dict[str, Any] = json.loads(out.getvalue())
     assert code == (4 if document["refused"] else 0), err.getvalue()
     return document
@@ -152,20 +161,35 @@ def _agrees(
 def test_simulate_decides_as_kube_scheduler(
     scenario: Path, control_plane: ControlPlane, tmp_path: Path
 ) -> None:
-    _compare(scenario, control_plane, tmp_path)
+    _compare(scenario, control_plane, tmp_path, (), "v1.34.3")
 
 
-@pytest.mark.parametrize("scenario", GATED_SCENARIOS, ids=lambda p: p.stem)
+@pytest.mark.parametrize("scenario", SCENARIOS + GATED_SCENARIOS, ids=lambda p: p.stem)
 def test_simulate_decides_as_kube_scheduler_with_vnpus_and_extended_resources(
     scenario: Path, gated_plane: ControlPlane, tmp_path: Path
 ) -> None:
-    _compare(scenario, gated_plane, tmp_path)
+    _compare(scenario, gated_plane, tmp_path, V134_GATED, "v1.34.3")
 
 
-def _compare(scenario: Path, control_plane: ControlPlane, tmp_path: Path) -> None:
+@pytest.mark.k8s_version("v1.36.3")
+@pytest.mark.parametrize("scenario", SCENARIOS + GATED_SCENARIOS, ids=lambda p: p.stem)
+def test_simulate_decides_as_kube_scheduler_v136(
+    scenario: Path, control_plane_v136: ControlPlane, tmp_path: Path
+) -> None:
+    _compare(scenario, control_plane_v136, tmp_path, V136, "v1.36.3")
+
+
+def _compare(
+    scenario: Path,
+    control_plane: ControlPlane,
+    tmp_path: Path,
+    decided_as: tuple[str, ...],
+    version: str,
+) -> None:
     prefix = f"d{uuid.uuid4().hex[:6]}"
     text = scenario.read_text().replace("ID", prefix)
-    simulated = _simulate(text, tmp_path, f"{prefix}.npu.example")
+    simulated = _simulate(text, tmp_path, f"{prefix}.npu.example", decided_as)
+    assert simulated["decidedAs"]["kubernetesVersion"] == version
     docs = [d for d in yaml.safe_load_all(text) if d]
     refused = {(r["kind"], r["namespace"], r["name"]) for r in simulated["refused"]}
     _set_up(control_plane, [d for d in docs if _key(d) not in refused], simulated["resourceSlices"])

@@ -103,7 +103,13 @@ def _allocate(
 ) -> tuple[tuple[Allocation, ...] | None, bool]:
     """The allocation with `checks` (nothing taken yet), and whether a refused partition kept
     its counters in the search."""
-    requests = gather_requests(claims, pools=pools, classes=classes, selectable=checks.selectable)
+    requests = gather_requests(
+        claims,
+        pools=pools,
+        classes=classes,
+        selectable=checks.selectable,
+        own_subrequest_keys=checks.rules.own_subrequest_keys,
+    )
     # Allocate() (structured/internal/experimental/allocator_experimental.go v0.34.3, the
     # incubating variant alike) searches with a fresh deviceMatchesRequest: what validating the
     # claims cached (a firstAvailable subrequest under the previous one's index) is dropped.
@@ -134,6 +140,7 @@ class _Search:
     checks: CandidateChecks
     budget: int
     steps: int = 0
+    _start: tuple[int, int] = (0, 0)  # (pool, device in pool) after the last device taken
 
     def one(self, ci: int, ri: int, si: int, di: int, *, in_sub: bool) -> bool:
         self._count_step()
@@ -149,7 +156,7 @@ class _Search:
         if len(self.checks.results[ci]) + data.num_devices - di > MAX_RESULTS:
             raise _MaxSize
         if data.all_mode:
-            return self._all_device(ci, ri, di, data, in_sub=in_sub)
+            return self._all_device(ci, ri, si, di, data, in_sub=in_sub)
         return self._some_device(ci, ri, si, di, data, in_sub=in_sub)
 
     def _count_step(self) -> None:
@@ -169,21 +176,33 @@ class _Search:
         except _MaxSize:
             return False
 
-    def _all_device(self, ci: int, ri: int, di: int, data: RequestData, *, in_sub: bool) -> bool:
+    def _all_device(
+        self, ci: int, ri: int, si: int, di: int, data: RequestData, *, in_sub: bool
+    ) -> bool:
         undo = self.checks.take(ci, data, data.all_devices[di], must=True)
         if undo is None:
             return False
-        # The scheduler continues an `All` request without its subrequest index, i.e. with
-        # subrequest 0's data (v0.34.3); kept, since it decides how many devices follow.
-        return self._then(undo, lambda: self.one(ci, ri, 0, di + 1, in_sub=in_sub))
+        # v0.34.3 continues an `All` request without its subrequest index, i.e. with
+        # subrequest 0's data; kept, since it decides how many devices follow. v0.36.3 keeps
+        # the index (incubating/allocator_incubating.go allocateOne).
+        own = si if self.checks.rules.own_subrequest_keys else 0
+        return self._then(undo, lambda: self.one(ci, ri, own, di + 1, in_sub=in_sub))
 
     def _some_device(
         self, ci: int, ri: int, si: int, di: int, data: RequestData, *, in_sub: bool
     ) -> bool:
-        for pool in self.pools:
-            if pool.invalid:
+        """v0.34.3 walks every pool from the start for each device and fails on an invalid
+        pool; v0.36.3 (incubating/allocator_incubating.go allocateOne's deviceLocation) resumes
+        after the previous device of the request and skips invalid and incomplete pools."""
+        resumes = self.checks.rules.resumes_search
+        start = self._start if resumes and di else (0, 0)
+        for pi, pool in enumerate(self.pools[start[0] :], start[0]):
+            if pool.invalid and not resumes:
                 raise AllocationError(f"pool {pool.name} is invalid: {pool.invalid}")
-            for candidate in pool.devices:
+            if resumes and (pool.invalid or pool.incomplete):
+                continue
+            first = start[1] if pi == start[0] else 0
+            for ix, candidate in enumerate(pool.devices[first:], first):
                 if not self.checks.free_for(ci, data, candidate.key):
                     continue
                 if not self.checks.selectable((ci, ri, si), data, candidate):
@@ -191,6 +210,7 @@ class _Search:
                 undo = self.checks.take(ci, data, candidate, must=False)
                 if undo is None:
                     continue
+                self._start = (pi, ix + 1)
                 if self._then(undo, lambda: self.one(ci, ri, si, di + 1, in_sub=in_sub)):
                     return True
         return False

@@ -75,9 +75,12 @@ def gather_requests(
     pools: Sequence[Pool],
     classes: Mapping[DeviceClassName, DeviceClass],
     selectable: Selectable,
+    own_subrequest_keys: bool = False,
 ) -> Requests:
-    """Allocate()'s set-up, claim by claim; AllocationError for the first claim that fails."""
-    gatherer = _Gatherer(tuple(pools), classes, selectable)
+    """Allocate()'s set-up, claim by claim; AllocationError for the first claim that fails.
+    `own_subrequest_keys`: AllocatorRules' (v1.36.3 validates each subrequest under its own
+    index)."""
+    gatherer = _Gatherer(tuple(pools), classes, selectable, own_subrequest_keys)
     for ci, claim in enumerate(claims):
         gatherer.claim(ci, claim)
     return Requests(gatherer.data, frozenset(gatherer.with_subrequests))
@@ -88,6 +91,7 @@ class _Gatherer:
     pools: tuple[Pool, ...]
     classes: Mapping[DeviceClassName, DeviceClass]
     selectable: Selectable
+    own_subrequest_keys: bool
     data: dict[RequestIndex, RequestData] = attrs.Factory(dict)
     with_subrequests: set[tuple[int, int]] = attrs.Factory(set)
 
@@ -98,10 +102,12 @@ class _Gatherer:
                 self.with_subrequests.add((ci, ri))
                 counts: list[int] = []
                 for si, sub in enumerate(request.first_available):
-                    # Allocate() validates subrequest i under the index of i-1 (its key is
-                    # updated after the call), which only matters for the match cache while
-                    # validating: the search starts with a fresh one (allocator.py).
-                    data = self._request(claim, sub, request, (ci, ri, max(si - 1, 0)))
+                    # v1.34.3's Allocate() validates subrequest i under the index of i-1 (its
+                    # key is updated after the call; v1.36.3 updates it before), which only
+                    # matters for the match cache while validating, where an `All`
+                    # subrequest lists its devices: the search starts with a fresh cache.
+                    key = si if self.own_subrequest_keys else max(si - 1, 0)
+                    data = self._request(claim, sub, request, (ci, ri, key))
                     self.data[(ci, ri, si)] = data
                     counts.append(data.num_devices)
                 minimum += min(counts)

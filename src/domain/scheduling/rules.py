@@ -18,3 +18,13 @@ class AllocatorRules:
     # distinctAttribute compares values (v1.36.3), or only checks presence (v1.34.3 compares
     # pointers, see constraints.py)
     distinct_values: bool = False
+    # Allocate() validates a firstAvailable subrequest under its own index (v1.36.3), or under
+    # the previous one's (v1.34.3 updates the key after the call): an `All` subrequest then
+    # lists the devices the previous subrequest's selectors chose (request_data.py); and
+    # allocateOne continues an `All` subrequest under its own index (v1.36.3) or under
+    # subrequest 0's (v1.34.3, allocator.py)
+    own_subrequest_keys: bool = False
+    # allocateOne looks for a request's next device after the previous one and skips invalid
+    # and incomplete pools (v1.36.3), or from the first pool again, failing on an invalid one
+    # (v1.34.3)
+    resumes_search: bool = False

@@ -109,6 +109,8 @@ class SchedulerVersion:
             device_taints=self.on("DRADeviceTaints"),
             keeps_refused_counters=self.version == V134,
             distinct_values=self.version != V134,
+            own_subrequest_keys=self.version != V134,
+            resumes_search=self.version != V134,
         )
 
     @property

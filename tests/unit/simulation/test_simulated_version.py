@@ -188,3 +188,51 @@ def test_a_version_or_gate_it_cannot_decide_as_is_unusable(
     code, _, err = simulate(tmp_path, CLASS, *args)
     assert code == 2
     assert message in err
+
+
+NUMA = 'device.attributes["npu.huawei.com"].numaNode'
+NEAR_OR_FAR_CLAIM = textwrap.dedent(f"""\
+    ---
+    kind: ResourceClaimTemplate
+    metadata: {{name: near-or-far, namespace: default}}
+    spec:
+      spec:
+        devices:
+          requests:
+          - name: npu
+            firstAvailable:
+            - name: near
+              deviceClassName: npu.huawei.com
+              count: 2
+              selectors: [{{cel: {{expression: '{NUMA} == 0'}}}}]
+            - name: far
+              deviceClassName: npu.huawei.com
+              allocationMode: All
+              selectors: [{{cel: {{expression: '{NUMA} == 1'}}}}]
+    """)
+NEAR_OR_FAR = (
+    "kind: SimulatedNode\nmetadata: {name: n}\n"
+    "spec: {hardware: {chip: 910B4, count: 4, numaNodes: [0, 0, 1, 1]}}\n---\n"
+    + CLASS
+    + NEAR_OR_FAR_CLAIM
+    + "".join(
+        textwrap.dedent(f"""\
+            ---
+            kind: Pod
+            metadata: {{name: {name}, namespace: default}}
+            spec:
+              containers: [{{name: c, image: x, resources: {{claims: [{{name: npu}}]}}}}]
+              resourceClaims: [{{name: npu, resourceClaimTemplateName: near-or-far}}]
+            """)
+        for name in ("first", "second")
+    )
+)
+
+
+def test_an_all_subrequest_lists_its_own_devices_only_from_v1_36(tmp_path: Path) -> None:
+    """v1.34.3 validates subrequest `far` under `near`'s index and lists `near`'s devices as its
+    `All`; v1.36.3 lists its own (the differential test's first_available_numa scenario)."""
+    _, document, err = simulate(tmp_path, NEAR_OR_FAR)
+    assert decided(document) == {"first": ("Bound", ["npu-0", "npu-1"]), "second": ("Pending", [])}
+    _, document, err = simulate(tmp_path, NEAR_OR_FAR, "--kubernetes-version", "1.36")
+    assert decided(document)["second"] == ("Bound", ["npu-2", "npu-3"]), err
