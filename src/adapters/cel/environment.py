@@ -1,72 +1,62 @@
 """The cel-expr-python environment a device selector compiles in, shaped like Kubernetes' own.
 
-One variable, `device` (dynamic: its maps are built per device), the `cel.bind`, optional and
-strings extensions, and the quantity and semver libraries with their Kubernetes signatures. The
-C++ runtime registers one implementation per argument *kind*, and every message is the same
-kind, so an overload that differs from an earlier one only in message type (`compareTo` on
-versions after `compareTo` on quantities) is declared for the type checker but carries no
-implementation of its own: the shared one dispatches on the Python type.
+What Kubernetes v1.34.3 offers a new selector (k8s.io/apiserver@v0.34.3/pkg/cel/environment/
+base.go at compatibility version 1.33, plus ext.Bindings from k8s.io/dynamic-resource-allocation@
+v0.34.3/cel/compile.go): one variable, `device`; the runtime's own `cel.bind`, optional types,
+sets, two-variable comprehensions and ext strings at version 2 (no `reverse`, added in version 3;
+cel-go@v0.26.0/ext/strings.go); and Kubernetes' libraries, declared by declarations/. Not offered,
+as there: ext lists (`sort`, `slice`, list `reverse`...), which 1.34 allows only in stored
+expressions, and ext math.
+
+Known differences, all from the runtime: the format library (optional results cannot be built)
+and `optional.unwrap`; `transformMap` and `transformMapEntry`, refused, as the binding lacks
+their runtime helper `cel.@mapInsert` (`all`, `exists`, `existsOne` and `transformList` with two
+variables work; `exists_one` with two does not parse); ext strings' `format` and out-of-range
+`indexOf` behave as the C++ library has them. Kubernetes' checks on literals, which this runtime
+lacks, are literals.py's (arguments) and homogeneous.py's (mixed list and map literals).
 """
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 
 from cel_expr_python import cel
 from cel_expr_python.ext import ext_bindings, ext_optional, ext_strings
 
-from npu_dra.adapters.cel.library import FUNCTIONS
-from npu_dra.adapters.cel.values import POOL, QUANTITY, SEMVER, from_cel, to_cel
+from npu_dra.adapters.cel.declarations import MERGED, REDECLARED, ROWS, Row
+from npu_dra.adapters.cel.messages import POOL
+from npu_dra.adapters.cel.values import from_cel, result_to_cel
 
-_T = cel.Type
-_Q, _S = QUANTITY, SEMVER
-# (CEL name, overload id, parameters, result, is a method, shares an earlier implementation)
-_Row = tuple[str, str, Sequence[cel.Type], cel.Type, bool, bool]
-_ROWS: tuple[_Row, ...] = (
-    ("quantity", "quantity_string", [_T.STRING], _Q, False, False),
-    ("isQuantity", "is_quantity_string", [_T.STRING], _T.BOOL, False, False),
-    ("sign", "quantity_sign", [_Q], _T.INT, True, False),
-    ("isInteger", "quantity_is_integer", [_Q], _T.BOOL, True, False),
-    ("asInteger", "quantity_as_integer", [_Q], _T.INT, True, False),
-    ("asApproximateFloat", "quantity_as_approximate_float", [_Q], _T.DOUBLE, True, False),
-    ("add", "quantity_add_quantity", [_Q, _Q], _Q, True, False),
-    ("add", "quantity_add_int", [_Q, _T.INT], _Q, True, False),
-    ("sub", "quantity_sub_quantity", [_Q, _Q], _Q, True, False),
-    ("sub", "quantity_sub_int", [_Q, _T.INT], _Q, True, False),
-    ("semver", "semver_string", [_T.STRING], _S, False, False),
-    ("semver", "semver_string_bool", [_T.STRING, _T.BOOL], _S, False, False),
-    ("isSemver", "is_semver_string", [_T.STRING], _T.BOOL, False, False),
-    ("isSemver", "is_semver_string_bool", [_T.STRING, _T.BOOL], _T.BOOL, False, False),
-    ("major", "semver_major", [_S], _T.INT, True, False),
-    ("minor", "semver_minor", [_S], _T.INT, True, False),
-    ("patch", "semver_patch", [_S], _T.INT, True, False),
-    ("compareTo", "quantity_compare_to", [_Q, _Q], _T.INT, True, False),
-    ("compareTo", "semver_compare_to", [_S, _S], _T.INT, True, True),
-    ("isGreaterThan", "quantity_is_greater_than", [_Q, _Q], _T.BOOL, True, False),
-    ("isGreaterThan", "semver_is_greater_than", [_S, _S], _T.BOOL, True, True),
-    ("isLessThan", "quantity_is_less_than", [_Q, _Q], _T.BOOL, True, False),
-    ("isLessThan", "semver_is_less_than", [_S, _S], _T.BOOL, True, True),
-)
+STRINGS_VERSION = 2
+# The runtime's own sets and two-variable comprehensions, less the standard declarations that
+# ROWS redeclares whole.
+_CONFIG = """
+extensions:
+  - name: "sets"
+  - name: "two-var-comprehensions"
+stdlib:
+  exclude_functions:
+""" + "".join(f'    - name: "{name}"\n' for name in REDECLARED)
 
 
 def _lifted(function: Callable[..., object]) -> Callable[..., object]:
-    """Messages in, messages out: the library functions see only Quantity and Semver."""
+    """Messages in, messages out: the library functions see only our Python value types."""
 
     def call(*arguments: object) -> object:
-        return to_cel(function(*map(from_cel, arguments)))  # type: ignore[arg-type]
+        return result_to_cel(function(*map(from_cel, arguments)))
 
     return call
 
 
-def _overload(row: _Row) -> cel.Overload:
-    name, overload_id, parameters, result, member, shared = row
-    if shared:
-        return cel.Overload(overload_id, result, parameters, is_member=member)
-    return cel.Overload(overload_id, result, parameters, member, _lifted(FUNCTIONS[name]))
+def _overload(row: Row) -> cel.Overload:
+    if row.implementation is None:
+        return cel.Overload(row.overload_id, row.result, row.parameters, is_member=row.member)
+    implementation = _lifted(row.implementation)
+    return cel.Overload(row.overload_id, row.result, row.parameters, row.member, implementation)
 
 
-def _declarations() -> list[cel.FunctionDecl]:
+def _declarations(rows: tuple[Row, ...]) -> list[cel.FunctionDecl]:
     overloads: dict[str, list[cel.Overload]] = {}
-    for row in _ROWS:
-        overloads.setdefault(row[0], []).append(_overload(row))
+    for row in rows:
+        overloads.setdefault(row.name, []).append(_overload(row))
     return [cel.FunctionDecl(name, group) for name, group in overloads.items()]
 
 
@@ -74,11 +64,14 @@ def build_environment() -> cel.Env:
     """A fresh environment; the evaluator compiles every selector in one."""
     return cel.NewEnv(
         POOL,
-        variables={"device": _T.DYN},
+        config=cel.NewEnvConfigFromYaml(_CONFIG),
+        variables={"device": cel.Type.DYN},
         extensions=[
             ext_bindings.ExtBindings(),
             ext_optional.ExtOptional(),
-            ext_strings.ExtStrings(),
+            ext_strings.ExtStrings(STRINGS_VERSION),
+            # An extension's functions join the same names' (ext strings' indexOf); last.
+            cel.CelExtension("kubernetes.lists", _declarations(MERGED)),
         ],
-        functions=_declarations(),
+        functions=_declarations(ROWS),
     )

@@ -8,8 +8,13 @@ with typed overloads on our own value types (the Rust binding takes only untyped
 plain values), plus the optional syntax (`.?x.orValue(...)`), `cel.bind` and ext strings that
 selectors use and the Rust binding lacks.
 
-Each distinct expression is compiled once, under a lock. Kubernetes answers a lookup of an
-unknown attribute domain with an empty map; this runtime's maps cannot default, so the device's
+Each distinct expression is compiled once, under a lock, and there also meets the checks the
+Kubernetes API server makes at compile time and this runtime does not: literal arguments
+(literals.py) and literals that mix types (homogeneous.py). What the runtime cannot run is
+refused then too, rather than failing on every device (`_unplanned`).
+
+Kubernetes answers a lookup of an unknown attribute domain with an empty map; this runtime's
+maps cannot default, so the device's
 maps hold every domain the expression names in a string literal, and the driver's own, empty when
 the device has nothing there. Hence two known differences from Kubernetes: a domain computed at
 runtime (`"a" + ".com"`) that the device lacks is a "no such key" error here, and
@@ -25,7 +30,9 @@ import attrs
 from cel_expr_python import cel
 
 from npu_dra.adapters.cel.environment import build_environment
+from npu_dra.adapters.cel.homogeneous import mixed_literal_error
 from npu_dra.adapters.cel.limits import check_size
+from npu_dra.adapters.cel.literals import literal_error
 from npu_dra.adapters.cel.values import to_cel
 from npu_dra.domain.attributes import is_dns_subdomain
 from npu_dra.domain.errors import SelectorError
@@ -77,10 +84,25 @@ def _compile(environment: Any, expression: str) -> _Compiled:
         program = environment.compile(expression)
     except RuntimeError as error:
         raise SelectorError(expression, str(error)) from error
+    if reason := literal_error(environment, expression) or mixed_literal_error(program.serialize()):
+        raise SelectorError(expression, reason)
     result = program.return_type()
     if result not in (cel.Type.BOOL, cel.Type.DYN):
         raise SelectorError(expression, f"result is {_type_name(result)}, not bool")
+    if reason := _unplanned(program):
+        raise SelectorError(expression, reason)
     return _Compiled(program, _named_domains(expression))
+
+
+def _unplanned(program: Any) -> str | None:
+    """The runtime plans a program on its first evaluation, failing there, whatever the data, on
+    a function it has no implementation for: `transformMap` and `transformMapEntry`, whose
+    helper `cel.@mapInsert` the binding lacks. Kubernetes has them; here they are refused."""
+    try:
+        program.eval(data={"device": {}})
+    except RuntimeError as error:
+        return f"not supported by this CEL runtime: {error}"
+    return None
 
 
 def _named_domains(expression: str) -> frozenset[str]:

@@ -1,69 +1,47 @@
-"""How quantities and versions travel through the C++ CEL runtime (cel-expr-python).
+"""How attribute values and library values cross into and out of the C++ CEL runtime.
 
-cel-expr-python cannot carry an opaque Python object (its abstract types are unimplemented), so
-quantities and versions travel as protobuf messages, `kubernetes.Quantity` and
-`kubernetes.Semver`, declared at runtime in a private descriptor pool. A Quantity message holds
-its exact value as the text of a reduced Fraction ("17179869184", "3/2"); a Semver message holds
-exactly the parts Kubernetes compares. Either way CEL's field-wise message equality is value
-equality, and no comparison ever goes through a float.
+Our own types travel as the messages of messages.py. A Quantity message holds its exact value as
+the text of a reduced Fraction ("17179869184", "3/2"), so no comparison ever goes through a
+float; an IP holds its canonical text, a CIDR its address as written and its prefix length, as
+Go's netip.Prefix does. A list function typed `dyn` for the runtime (declarations/lists.py)
+returns durations and timestamps, which the binding then takes only as protobuf values, and
+bytes, which it hands in as a bytearray and takes back only as bytes.
 """
 
+import datetime
 import functools
+import ipaddress
+from collections.abc import Callable
 from fractions import Fraction
 from typing import Any
 
-from cel_expr_python import cel
-from google.protobuf import descriptor_pb2, descriptor_pool, message, message_factory
+from google.protobuf import duration_pb2, message, timestamp_pb2
 
+from npu_dra.adapters.cel.messages import (
+    CidrMessage,
+    IpMessage,
+    QuantityMessage,
+    SemverMessage,
+    UrlMessage,
+)
 from npu_dra.adapters.cel.semver import Semver, parse_semver
-from npu_dra.domain.attributes import AttributeValue, Version
+from npu_dra.adapters.cel.urls import Url
+from npu_dra.domain.attributes import Version
 from npu_dra.domain.quantity import Quantity
 
-_FIELD = descriptor_pb2.FieldDescriptorProto
-_FIELDS = {
-    "Quantity": (("value", _FIELD.TYPE_STRING),),
-    "Semver": (
-        ("major", _FIELD.TYPE_UINT64),
-        ("minor", _FIELD.TYPE_UINT64),
-        ("patch", _FIELD.TYPE_UINT64),
-        ("prerelease", _FIELD.TYPE_STRING),
-    ),
-}
-
-
-def _pool() -> descriptor_pool.DescriptorPool:
-    file = descriptor_pb2.FileDescriptorProto(
-        name="npu_dra/cel_values.proto", package="kubernetes", syntax="proto3"
-    )
-    for name, fields in _FIELDS.items():
-        declared = file.message_type.add(name=name)
-        for number, (field, kind) in enumerate(fields, 1):
-            declared.field.add(name=field, number=number, type=kind, label=_FIELD.LABEL_OPTIONAL)
-    pool = descriptor_pool.DescriptorPool()
-    pool.Add(file)
-    return pool
-
-
-POOL = _pool()
-QUANTITY = cel.Type("kubernetes.Quantity")
-SEMVER = cel.Type("kubernetes.Semver")
-_QuantityMessage: Any = message_factory.GetMessageClass(
-    POOL.FindMessageTypeByName("kubernetes.Quantity")
-)
-_SemverMessage: Any = message_factory.GetMessageClass(
-    POOL.FindMessageTypeByName("kubernetes.Semver")
-)
+_Interface = (ipaddress.IPv4Interface, ipaddress.IPv6Interface)
+_Address = (ipaddress.IPv4Address, ipaddress.IPv6Address)
 
 
 # The caches below hold messages that nothing mutates: the runtime copies what it is given.
 @functools.lru_cache(maxsize=4096)
 def quantity_value(value: Fraction) -> message.Message:
-    return _QuantityMessage(value=str(value))  # type: ignore[no-any-return]
+    return QuantityMessage(value=str(value))  # type: ignore[no-any-return]
 
 
 @functools.lru_cache(maxsize=4096)
 def semver_value(version: Semver) -> message.Message:
-    return _SemverMessage(  # type: ignore[no-any-return]
+    return SemverMessage(  # type: ignore[no-any-return]
         major=version.major,
         minor=version.minor,
         patch=version.patch,
@@ -81,8 +59,8 @@ def _fraction(text: str) -> Fraction:
     return Fraction(text)
 
 
-def to_cel(value: Quantity | Semver | AttributeValue) -> object:
-    """The CEL form of an attribute, capacity or function result."""
+def to_cel(value: object) -> object:
+    """The CEL form of an attribute or capacity (a hot path: plain values pass straight through)."""
     if isinstance(value, Quantity):
         return quantity_value(value.value)
     if isinstance(value, Semver):
@@ -92,10 +70,47 @@ def to_cel(value: Quantity | Semver | AttributeValue) -> object:
     return value
 
 
+def result_to_cel(value: object) -> object:
+    """The CEL form of what a library function returns."""
+    for kinds, convert in _RESULTS:
+        if isinstance(value, kinds):
+            return convert(value)
+    return to_cel(value)
+
+
+def _duration(value: datetime.timedelta) -> message.Message:
+    duration = duration_pb2.Duration()
+    duration.FromTimedelta(value)
+    return duration
+
+
+def _timestamp(value: datetime.datetime) -> message.Message:
+    timestamp = timestamp_pb2.Timestamp()
+    timestamp.FromDatetime(value)
+    return timestamp
+
+
+_RESULTS: tuple[tuple[type | tuple[type, ...], Callable[[Any], object]], ...] = (
+    # A CIDR, an interface, is also an address: it comes first.
+    (_Interface, lambda cidr: CidrMessage(address=str(cidr.ip), bits=cidr.network.prefixlen)),
+    (_Address, lambda address: IpMessage(address=str(address))),
+    (Url, lambda url: UrlMessage(**url.fields())),
+    (datetime.timedelta, _duration),
+    (datetime.datetime, _timestamp),
+    (bytearray, bytes),
+)
+
+
 def from_cel(value: object) -> object:
-    """The Python form of a function argument: messages back to Quantity or Semver."""
-    if isinstance(value, _QuantityMessage):
+    """The Python form of a function argument: messages back to our own value types."""
+    if isinstance(value, QuantityMessage):
         return Quantity(_fraction(value.value))
-    if isinstance(value, _SemverMessage):
+    if isinstance(value, SemverMessage):
         return Semver(value.major, value.minor, value.patch, value.prerelease)
+    if isinstance(value, IpMessage):
+        return ipaddress.ip_address(value.address)
+    if isinstance(value, CidrMessage):
+        return ipaddress.ip_interface(f"{value.address}/{value.bits}")
+    if isinstance(value, UrlMessage):
+        return Url(value.text, value.scheme, value.host, value.escaped_path, value.raw_query)
     return value

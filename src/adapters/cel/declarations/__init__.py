@@ -1,0 +1,19 @@
+"""The typed overloads of Kubernetes' own CEL libraries, one module per library.
+
+Kubernetes v1.34.3 validates a new selector in its CEL base environment at compatibility version
+1.33 (k8s.io/apiserver@v0.34.3/pkg/cel/environment/base.go, DefaultCompatibilityVersion: the
+binary's version less one), which holds quantity, semver, lists, regex, url, ip, cidr and format.
+Format is missing here: its functions return optional values, which this runtime's binding cannot
+build. The extensions the environment takes from the runtime itself are environment.py's.
+"""
+
+from npu_dra.adapters.cel.declarations import comparisons, lists, network, quantity, regex
+from npu_dra.adapters.cel.declarations.row import Row
+
+ROWS: tuple[Row, ...] = quantity.ROWS + lists.ROWS + regex.ROWS + network.ROWS + comparisons.ROWS
+# Joined, from an extension, to functions the runtime's own extensions declare.
+MERGED: tuple[Row, ...] = lists.MERGED
+# Standard functions that ROWS declares whole, the runtime's declarations of them left out.
+REDECLARED: tuple[str, ...] = ("string", *comparisons.OPERATORS)
+
+__all__ = ["MERGED", "REDECLARED", "ROWS", "Row"]
