@@ -125,9 +125,13 @@ def _set_up(plane: ControlPlane, docs: list[dict[str, Any]], slices: list[Any]) 
             pairs = [f"{k}={v}" for k, v in (doc["metadata"].get("labels") or {}).items()]
             plane.kubectl("label", "namespace", doc["metadata"]["name"], *pairs)
         if doc["kind"] == "SimulatedNode":
-            taints = [client.V1Taint(**t) for t in doc.get("spec", {}).get("taints") or []]
+            spec = doc.get("spec") or {}
+            taints = [client.V1Taint(**t) for t in spec.get("taints") or []]
             labels = doc["metadata"].get("labels") or {}
-            plane.create_ready_node(doc["metadata"]["name"], labels, taints=taints)
+            allocatable = {k: str(v) for k, v in (spec.get("allocatable") or {}).items()}
+            plane.create_ready_node(
+                doc["metadata"]["name"], labels, allocatable=allocatable, taints=taints
+            )
     for s in slices:
         body = {**s, "metadata": {"name": s["metadata"]["name"]}}  # no owner: a fresh Node
         plane.kubectl("create", "-f", "-", input=json.dumps(body))

@@ -3,7 +3,8 @@
 kube-scheduler says only "0/3 nodes are available: 3 cannot allocate all claims", alike for a
 16-NPU claim on 8-NPU nodes, a ring constraint and a misspelt attribute. Here each node gets the
 first reason it fails, checked in the scheduler's order: an untolerated taint (named), the node
-selector or affinity, a claim allocated on another node, then per claim and request how many of
+selector or affinity, the pod's cpu, memory or pod count beyond what the node has free (with the
+numbers), a claim allocated on another node, then per claim and request how many of
 the node's devices match the class and the request's selectors, how many of those are free and
 how many are needed (a CEL error is named with its expression and device), then the pod's
 requests together, each claim's matchAttribute constraint over the free devices, and shared
@@ -13,18 +14,21 @@ later pods have not taken anything yet.
 
 from collections import Counter
 from collections.abc import Iterator, Mapping, Sequence
+from fractions import Fraction
 
 import attrs
 
 from npu_dra.app.simulation.index import ClusterIndex, NodeState
 from npu_dra.domain.claims import AllocationMode, DeviceClass, ResourceClaim
 from npu_dra.domain.ids import DeviceClassName
+from npu_dra.domain.quantity import Quantity
 from npu_dra.domain.scheduling.constraints import lookup_attribute
 from npu_dra.domain.scheduling.counters import CounterBook, counter_book
 from npu_dra.domain.scheduling.matcher import Matcher
 from npu_dra.domain.scheduling.placement import Placement, filter_reason, untolerated_taint
 from npu_dra.domain.scheduling.pools import Candidate
 from npu_dra.domain.scheduling.request_data import claim_label
+from npu_dra.domain.scheduling.resources import TOO_MANY_PODS, insufficient
 
 NO_COMBINATION = (
     "the free devices match every request, but no combination of them satisfies the claims "
@@ -89,11 +93,37 @@ def _node_reason(
         return f"taint {shown}:{taint.effect} is not tolerated by the pod"
     if filter_reason(node, placement) is not None:
         return "the node's labels do not match the pod's nodeSelector or node affinity"
+    short = _resources_reason(state, placement)
+    if short is not None:
+        return short
     for claim in claims:
         pinned = claim.allocation.node_name if claim.allocation else None
         if pinned and pinned != node.name:
             return f"claim {claim_label(claim)} is allocated on node {pinned}"
     return None
+
+
+def _resources_reason(state: NodeState, placement: Placement) -> str | None:
+    """NodeResourcesFit's refusal, with the numbers it compared."""
+    allocatable, pod = state.node.allocatable, placement.requests
+    refused = insufficient(pod, allocatable, state.usage)
+    if not refused:
+        return None
+    parts = []
+    if TOO_MANY_PODS in refused:
+        parts.append(
+            f"{state.usage.pods} pods run there, its allocatable allows {allocatable.pods}"
+        )
+    have, used = dict(allocatable.resources.named()), dict(state.usage.requested.named())
+    for name, wanted in pod.requested.named():
+        if f"Insufficient {name}" in refused:
+            free, total = _amount(name, have[name] - used[name]), _amount(name, have[name])
+            parts.append(f"the pod requests {_amount(name, wanted)} {name}, {free} of {total} free")
+    return f"the node's resources: {'; '.join(parts)}"
+
+
+def _amount(name: str, value: int) -> str:
+    return str(Quantity(Fraction(value, 1000) if name == "cpu" else Fraction(value)))
 
 
 def _devices_reason(

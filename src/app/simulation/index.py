@@ -1,9 +1,10 @@
 """The cluster as the simulated scheduler sees it, indexed once and updated per binding.
 
 Nodes whose pools hold the same devices (names, attributes, capacity) with the same devices in
-use, and the same taints and labels (bar the hostname), answer every pod alike: the allocator
-runs once per such class, not once per node, and each class keeps its nodes in a heap by
-(pods bound, name) so the least-loaded member is found without a scan.
+use, the same taints and labels (bar the hostname), the same allocatable and the same requests
+of their pods (NodeResourcesFit's filter and every score read them) answer every pod alike: the
+allocator runs once per such class, not once per node, and each class keeps its nodes in a heap
+by (pods bound, name) so the least-loaded member is found without a scan.
 """
 
 import heapq
@@ -14,8 +15,10 @@ import attrs
 from npu_dra.domain.pool import ResourceSlice
 from npu_dra.domain.scheduling.placement import SchedNode
 from npu_dra.domain.scheduling.pools import Candidate, DeviceKey, Pool, gather_pools
+from npu_dra.domain.scheduling.resources import NO_USAGE, PodRequests, Resources, Usage
 
 HOSTNAME = "kubernetes.io/hostname"
+NO_REQUESTS = PodRequests(Resources(), Resources(), Resources())
 ClassKey = tuple[int, frozenset[int], tuple[object, ...]]
 
 
@@ -27,12 +30,20 @@ class NodeState:
     position: dict[DeviceKey, int]
     content: int
     used: frozenset[int] = frozenset()
-    load: int = 0
+    usage: Usage = NO_USAGE
+
+    @property
+    def load(self) -> int:
+        return self.usage.pods
 
     @property
     def key(self) -> ClassKey:
         labels = tuple(sorted((k, v) for k, v in self.node.labels.items() if k != HOSTNAME))
-        return (self.content, self.used, (self.node.taints, labels))
+        return (
+            self.content,
+            self.used,
+            (self.node.taints, labels, self.node.allocatable, self.usage),
+        )
 
 
 @attrs.define
@@ -50,6 +61,7 @@ class ClusterIndex:
         self.nodes: dict[str, NodeState] = {}
         self.classes: dict[ClassKey, NodeClass] = {}
         self.allocated: set[DeviceKey] = set()
+        self._assumed: tuple[str, PodRequests] | None = None
         for node in sorted(nodes, key=lambda n: n.name):
             pools = gather_pools(by_node.get(node.name, []))
             devices = tuple(c for p in pools for c in p.devices)
@@ -58,9 +70,8 @@ class ClusterIndex:
                 for p in pools
             )
             content = contents.setdefault(shape, len(contents))
-            state = NodeState(
-                node, pools, devices, {c.key: i for i, c in enumerate(devices)}, content
-            )
+            position = {c.key: i for i, c in enumerate(devices)}
+            state = NodeState(node, pools, devices, position, content, usage=node.bound)
             self.nodes[node.name] = state
             self._enter(state)
 
@@ -91,14 +102,22 @@ class ClusterIndex:
     def members(self, key: ClassKey) -> Iterator[NodeState]:
         return (self.nodes[n] for n in sorted(self.classes[key].members))
 
+    def assume(self, name: str, requests: PodRequests) -> None:
+        """The pod just decided on `name`, as the scheduler's cache assumes it there: its requests
+        count on the node from the `bind` that follows."""
+        self._assumed = (name, requests)
+
     def bind(self, name: str, devices: Iterable[DeviceKey]) -> None:
-        """A pod bound to `name`, its new claims holding `devices` (admin access excluded)."""
+        """A pod bound to `name`, its new claims holding `devices` (admin access excluded), its
+        requests those `assume` gave (none for a pod a snapshot has bound: its node has them)."""
+        assumed, self._assumed = self._assumed, None
+        requests = assumed[1] if assumed is not None and assumed[0] == name else NO_REQUESTS
         state = self.nodes[name]
         self._leave(state)
         taken = set(devices)
         self.allocated |= taken
         state.used = state.used | {state.position[k] for k in taken if k in state.position}
-        state.load += 1
+        state.usage = state.usage.plus(requests)
         self._enter(state)
 
     def mark_allocated(self, devices: Iterable[DeviceKey]) -> None:

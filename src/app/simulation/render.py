@@ -25,7 +25,8 @@ DEVICE_HEADERS = ("NODE", "DEVICE", "CHIP", "NUMA", "GROUP", "MEMORY", "HEALTH",
 POD_HEADERS = ("POD", "CLAIM", "NODE", "DEVICES", "STATUS")
 COUNTER_HEADERS = ("NODE", "COUNTER-SET", "COUNTER", "TOTAL", "IN-USE")
 LEGEND = (
-    "# 'node (any of N)': N nodes fit; the scheduler picks among them by score, then at random.\n"
+    "# 'node (any of N)': the scheduler may pick any of N nodes: they tie for the best score (it\n"
+    "# breaks ties at random), or, with 100 nodes or more, they all fit (it scores only some).\n"
     "# 'devices (or others)': the scheduler walks a node's slices in random order and may pick\n"
     "# the others. Later pods assume the choices shown first."
 )

@@ -40,7 +40,9 @@ class PodResult:
     reason: str | None = None
     outcomes: Mapping[ClaimUID, ClaimOutcome] = attrs.field(factory=dict)
     status: str = "Bound"  # Bound, Pending, SchedulingGated, Error, Undecided
-    fitting: int = 0  # how many nodes fit; the scheduler picks among them by score, then at random
+    # how many nodes the scheduler may pick: those tied for the best score, or (100 nodes or
+    # more, where it scores only the feasible nodes it finds first) every node that fits
+    fitting: int = 0
     # claim name -> devices, per other choice the scheduler may make on the same node (it walks
     # a node's pools and slices in random order)
     other_choices: tuple[Mapping[str, tuple[str, ...]], ...] = ()
@@ -105,7 +107,8 @@ def _pod_runner(
     server drops a class's extendedResourceName, so no class maps an extended resource."""
     extended = version.on("DRAExtendedResource")
     mapping = class_mapping(scenario.device_classes) if extended else {}
-    schedule = partial(schedule_pod, budget=budget, rules=version.allocator)
+    rules, scoring = version.allocator, version.scoring
+    schedule = partial(schedule_pod, budget=budget, rules=rules, scoring=scoring)
     return partial(_run_pod, mapping=mapping, schedule=schedule)
 
 

@@ -1,5 +1,6 @@
 """A scenario's SimulatedNode objects: the node's fake hardware, which must build now rather than
-halfway through the run, and what the scheduler's node filters see of it.
+halfway through the run, and what the scheduler's node filters and scores see of it (labels,
+taints, allocatable).
 """
 
 from collections.abc import Mapping
@@ -10,6 +11,7 @@ from npu_dra.adapters.hardware.errors import ProbeError
 from npu_dra.adapters.hardware.nvml.fake import is_gpu_description
 from npu_dra.adapters.kube_shapes.reader import Fields, describe
 from npu_dra.app.simulation.scenario_placement import node_labels, node_taints
+from npu_dra.app.simulation.scenario_resources import simulated_allocatable
 from npu_dra.domain.ids import NodeName
 from npu_dra.domain.scheduling.placement import SchedNode
 
@@ -33,4 +35,5 @@ def simulated_node(doc: Mapping[str, Any]) -> tuple[NodeName, Mapping[str, Any],
         raise root.sub("spec").fail("hardware", str(error)) from error
     labels = node_labels(name, root.sub("metadata"))
     taints = node_taints(root.sub("spec"))
-    return NodeName(name), hardware, SchedNode(name, labels, taints)
+    allocatable = simulated_allocatable(root.sub("spec"))
+    return NodeName(name), hardware, SchedNode(name, labels, taints, allocatable)

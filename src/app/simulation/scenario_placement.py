@@ -1,10 +1,19 @@
 """Where a scenario's pods may run, decoded with the API server's checks: a node's labels and
-taints, and a pod's nodeSelector, tolerations and required node affinity. The node filters in
-domain/scheduling/placement.py then judge them as kube-scheduler does.
+taints, and a pod's nodeSelector, tolerations, node affinity (required and preferred) and
+resource requests (scenario_resources.py). The node filters in domain/scheduling/placement.py
+and resources.py then judge them as kube-scheduler does, and scoring.py ranks what passes.
 """
 
 from npu_dra.adapters.kube_shapes.reader import Fields
-from npu_dra.domain.scheduling.placement import Placement, Requirement, Taint, Term, Toleration
+from npu_dra.app.simulation.scenario_resources import pod_resources
+from npu_dra.domain.scheduling.placement import (
+    Placement,
+    PreferredTerm,
+    Requirement,
+    Taint,
+    Term,
+    Toleration,
+)
 
 _EFFECTS = ("NoSchedule", "PreferNoSchedule", "NoExecute")
 _OPERATORS = ("In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt")
@@ -36,14 +45,42 @@ def pod_placement(spec: Fields) -> Placement:
         )
         for t in spec.items("tolerations")
     )
-    required = spec.sub("affinity").sub("nodeAffinity")
+    affinity = spec.sub("affinity").sub("nodeAffinity")
     terms = None
-    if required.has("requiredDuringSchedulingIgnoredDuringExecution"):
-        selector = required.sub("requiredDuringSchedulingIgnoredDuringExecution")
+    if affinity.has("requiredDuringSchedulingIgnoredDuringExecution"):
+        selector = affinity.sub("requiredDuringSchedulingIgnoredDuringExecution")
         terms = tuple(_term(t) for t in selector.items("nodeSelectorTerms"))
         if not terms:
             raise selector.fail("nodeSelectorTerms", "must have at least one term")
-    return Placement(_strings(spec, "nodeSelector"), terms, tolerations)
+    preferred = tuple(
+        _preferred(p) for p in affinity.items("preferredDuringSchedulingIgnoredDuringExecution")
+    )
+    return Placement(
+        _strings(spec, "nodeSelector"),
+        terms,
+        tolerations,
+        preferred,
+        pod_resources(spec),
+        _unmodelled(spec),
+    )
+
+
+def _unmodelled(spec: Fields) -> tuple[str, ...]:
+    """What the pod asks that simulate decides without (InterPodAffinity, PodTopologySpread)."""
+    affinity = spec.sub("affinity")
+    found = [f"spec.affinity.{k}" for k in ("podAffinity", "podAntiAffinity") if affinity.has(k)]
+    if spec.has("topologySpreadConstraints"):
+        found.append("spec.topologySpreadConstraints")
+    return tuple(found)
+
+
+def _preferred(fields: Fields) -> PreferredTerm:
+    weight = fields.need("weight", int)
+    if not 1 <= weight <= 100:
+        raise fields.fail("weight", "must be in the range 1-100")
+    if not fields.has("preference"):
+        raise fields.fail("preference", "Required value")
+    return PreferredTerm(weight, _term(fields.sub("preference")))
 
 
 def _effect(fields: Fields) -> str:

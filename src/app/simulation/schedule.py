@@ -1,24 +1,26 @@
-"""One pod's scheduling cycle, as kube-scheduler v1.34's default profile runs it: the node
-filters (taints, node selector and affinity) first, then DRA's Filter, which allocates all of
-the pod's unallocated claims together on each remaining node. An allocator error on any node
-that reached DRA's Filter fails the whole cycle (the pod stays unschedulable with it).
+"""One pod's scheduling cycle, as kube-scheduler's default profile runs it: the node filters
+(taints, node selector and affinity), then NodeResourcesFit's (the pod's requests and one more
+pod against the node's allocatable less what its pods request), then DRA's Filter, which
+allocates all of the pod's unallocated claims together on each remaining node. An allocator
+error on any node that reached DRA's Filter fails the whole cycle (the pod stays unschedulable
+with it).
 
-Among the nodes that fit, the scheduler scores (with no resource requests the default
-NodeResourcesFit scoring favours the node with the fewest pods) and breaks ties at random, so
-a pod's node is certain only when one node fits: simulate takes the least-loaded node, then the
-first by name, and reports how many fitted. On the chosen node the devices are certain only when
-every order in which the scheduler may walk the node's pools and slices gives the same ones:
-the other choices are reported with the decision.
+Among the nodes that fit, the score plugins decide and ties are broken at random (choose.py):
+simulate takes one of the best and reports how many tie. On the chosen node the devices are
+certain only when every order in which the scheduler may walk the node's pools and slices gives
+the same ones: the other choices are reported with the decision.
 """
 
 from collections import Counter
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from functools import partial
 
 import attrs
 
+from npu_dra.app.simulation.choose import Choice, Fit, choose, names_nodes
 from npu_dra.app.simulation.index import HOSTNAME, ClassKey, ClusterIndex, NodeState
-from npu_dra.domain.claims import Allocation, AllocationResult, DeviceClass, ResourceClaim
+from npu_dra.app.simulation.placed import Attempt, other_choices, placed
+from npu_dra.domain.claims import Allocation, DeviceClass, ResourceClaim
 from npu_dra.domain.ids import DeviceClassName, NodeName
 from npu_dra.domain.scheduling.allocator import (
     DEFAULT_STEP_BUDGET,
@@ -28,8 +30,9 @@ from npu_dra.domain.scheduling.allocator import (
 )
 from npu_dra.domain.scheduling.matcher import Matcher
 from npu_dra.domain.scheduling.placement import Placement, filter_reason
-from npu_dra.domain.scheduling.pools import Pool, walk_orders
+from npu_dra.domain.scheduling.resources import insufficient
 from npu_dra.domain.scheduling.rules import AllocatorRules
+from npu_dra.domain.scheduling.scoring import V134_SCORING, ScoringRules
 
 DEFAULT_RULES = AllocatorRules()
 
@@ -50,10 +53,6 @@ class Decision:
     other_choices: tuple[tuple[Allocation | None, ...], ...] = ()
 
 
-Fit = tuple[int, str, NodeState, tuple[Allocation, ...]]  # load, node, representative, found
-Attempt = Callable[..., tuple[Allocation, ...] | None]  # allocate_claims for one pod's claims
-
-
 def schedule_pod(
     placement: Placement,
     claims: Sequence[ResourceClaim],
@@ -63,7 +62,9 @@ def schedule_pod(
     matcher: Matcher,
     budget: int = DEFAULT_STEP_BUDGET,
     rules: AllocatorRules = DEFAULT_RULES,
+    scoring: ScoringRules = V134_SCORING,
 ) -> Decision:
+    """The pod's decision; a pod decided on a node is assumed there (ClusterIndex.assume)."""
     missing = _missing_class(claims, classes)
     if missing:
         return Decision(None, status="Pending", reason=missing)
@@ -84,23 +85,35 @@ def schedule_pod(
     except AllocationError as error:
         return Decision(None, status="Error", reason=str(error))
     if not fitting:
-        return _noted(_unschedulable(index, reasons), pending, rules)
-    best = min(fitting, key=lambda f: (f[0], f[1]))
-    return _noted(_decided(claims, index, attempt, best, reasons), pending, rules)
+        return _noted(_unschedulable(index, reasons), pending, rules, placement)
+    choice = choose(fitting, placement, claims, rules=scoring, cluster_size=len(index.nodes))
+    index.assume(choice.node.node.name, placement.requests)
+    return _noted(_decided(claims, index, attempt, choice, reasons), pending, rules, placement)
 
 
-def _noted(decision: Decision, claims: Sequence[ResourceClaim], rules: AllocatorRules) -> Decision:
-    """distinctAttribute, where a claim has one, as v1.34.3 takes it (scheduling/constraints.py)."""
+def _noted(
+    decision: Decision,
+    claims: Sequence[ResourceClaim],
+    rules: AllocatorRules,
+    placement: Placement,
+) -> Decision:
+    """distinctAttribute, where a claim has one, as v1.34.3 takes it (scheduling/constraints.py);
+    what the pod asks that simulate does not model."""
+    notes = [decision.reason]
     names = {c.distinct_attribute for claim in claims for c in claim.spec.constraints}
     names.discard(None)
-    if not names or rules.distinct_values:
-        return decision
-    note = (
-        f"(distinctAttribute {', '.join(sorted(filter(None, names)))}: decided as kube-scheduler "
-        "v1.34.3 does with DRAConsumableCapacity off: ignored beside matchAttribute, otherwise "
-        "each device must have the attribute but values may repeat)"
-    )
-    return attrs.evolve(decision, reason=" ".join(filter(None, [decision.reason, note])))
+    if names and not rules.distinct_values:
+        notes.append(
+            f"(distinctAttribute {', '.join(sorted(filter(None, names)))}: decided as "
+            "kube-scheduler v1.34.3 does with DRAConsumableCapacity off: ignored beside "
+            "matchAttribute, otherwise each device must have the attribute but values may repeat)"
+        )
+    if placement.unmodelled:
+        notes.append(
+            f"({', '.join(placement.unmodelled)}: not modelled, decided without; the scheduler "
+            "may place the pod elsewhere or not at all)"
+        )
+    return attrs.evolve(decision, reason=" ".join(filter(None, notes)) or None)
 
 
 def _fitting(
@@ -119,7 +132,7 @@ def _fitting(
         passing, count = _passing(index, key, placement, pinned, reasons, per_node=per_node)
         if not count:
             continue
-        representative = passing[0] if per_node else index.representative(key)
+        representative = passing[0]
         noted: set[NodeName] = set()
         try:
             found = attempt(
@@ -134,8 +147,7 @@ def _fitting(
         if found is None:
             reasons[NO_FIT] += count
             continue
-        best = min(passing, key=lambda s: (s.load, s.node.name)) if per_node else representative
-        fitting.append((best.load, best.node.name, representative, found))
+        fitting.append(Fit(representative, found, tuple(passing), count))
         reasons["fit"] += count
     return fitting
 
@@ -167,58 +179,23 @@ def _decided(
     claims: Sequence[ResourceClaim],
     index: ClusterIndex,
     attempt: Attempt,
-    fit: Fit,
+    choice: Choice,
     reasons: Counter[str],
 ) -> Decision:
     """The pod on the chosen node, with the other devices the scheduler may pick there."""
-    _, name, representative, found = fit
-    target = index.nodes[name]
+    representative, found, target = choice.fit.representative, choice.fit.found, choice.node
+    name = target.node.name
     on_node = partial(attempt, node=NodeName(representative.node.name))
-    others = _other_choices(on_node, representative.pools, found)
+    others = other_choices(on_node, representative.pools, found)
     undecided = f"{reasons[UNDECIDED]} node(s) undecided: {UNDECIDED}" if reasons[UNDECIDED] else ""
     note = "; ".join(filter(None, [undecided, _kept(reasons)])) or None
     return Decision(
         name,
-        _placed(claims, found, representative, target),
+        placed(claims, found, representative, target),
         reason=note,
-        fitting=reasons["fit"],
-        other_choices=tuple(_placed(claims, o, representative, target) for o in others),
+        fitting=choice.shown,
+        other_choices=tuple(placed(claims, o, representative, target) for o in others),
     )
-
-
-def _placed(
-    claims: Sequence[ResourceClaim],
-    found: tuple[Allocation, ...],
-    representative: NodeState,
-    target: NodeState,
-) -> tuple[Allocation | None, ...]:
-    """One entry per claim: its new allocation on the target node, None if it had one."""
-    moved = iter(_moved(a, representative, target) for a in found)
-    return tuple(next(moved) if c.allocation is None else None for c in claims)
-
-
-def _other_choices(
-    allocate: Attempt,
-    pools: tuple[Pool, ...],
-    found: tuple[Allocation, ...],
-) -> list[tuple[Allocation, ...]]:
-    """The distinct allocations `allocate` (on one node) gives when the node's pools and slices
-    are walked in the other orders (none when it has one slice, the common case)."""
-    seen = {_devices(found)}
-    others = []
-    for order in walk_orders(pools):
-        try:
-            other = allocate(pools=order)
-        except (AllocationError, SearchBudgetExceeded):
-            continue
-        if other is not None and _devices(other) not in seen:
-            seen.add(_devices(other))
-            others.append(other)
-    return others
-
-
-def _devices(found: tuple[Allocation, ...]) -> tuple[tuple[str, ...], ...]:
-    return tuple(tuple(sorted(r.device for r in a.results)) for a in found)
 
 
 def _missing_class(
@@ -238,7 +215,7 @@ def _missing_class(
 
 def _needs_per_node_check(placement: Placement) -> bool:
     """Does the answer differ between nodes of one class (their names, hostname labels)?"""
-    if HOSTNAME in placement.node_selector:
+    if HOSTNAME in placement.node_selector or names_nodes(placement):
         return True
     return any(
         t.fields or any(r.key == HOSTNAME for r in t.expressions)
@@ -259,32 +236,27 @@ def _passing(
     the filters cannot tell them apart, else each checked."""
     if not per_node:
         representative = index.representative(key)
-        why = filter_reason(representative.node, placement)
         members = len(index.classes[key].members)
-        if why is None:
-            return [representative], members
-        reasons[why] += members
-        return [], 0
+        refused = _refusals(representative, placement)
+        reasons.update(dict.fromkeys(refused, members))
+        return ([], 0) if refused else ([representative], members)
     passing = []
     for state in index.members(key):
-        why = filter_reason(state.node, placement)
+        refused = _refusals(state, placement)
         # Filter (kubernetes v1.34.3, plugins/dynamicresources/dynamicresources.go) checks
         # every allocated claim's node selector: the node must match them all.
-        if why is None and pinned and pinned != {state.node.name}:
-            why = "resourceclaim not available on the node"
-        if why is None:
+        if not refused and pinned and pinned != {state.node.name}:
+            refused = ("resourceclaim not available on the node",)
+        reasons.update(refused)
+        if not refused:
             passing.append(state)
-        else:
-            reasons[why] += 1
     return passing, len(passing)
 
 
-def _moved(allocation: Allocation, source: NodeState, target: NodeState) -> Allocation:
-    """The same devices, by position, on an equivalent node."""
-    if source is target:
-        return allocation
-    results = []
-    for r in allocation.results:
-        c = target.devices[source.position[(r.driver, r.pool, r.device)]]
-        results.append(AllocationResult(r.request, c.driver, c.pool, c.device.name, r.admin_access))
-    return Allocation(tuple(results), NodeName(target.node.name))
+def _refusals(state: NodeState, placement: Placement) -> tuple[str, ...]:
+    """Why the filters before DRA's refuse the node, in the scheduler's words: the first plugin
+    that refuses it gives all its reasons (NodeResourcesFit may give several)."""
+    why = filter_reason(state.node, placement)
+    if why is not None:
+        return (why,)
+    return insufficient(placement.requests, state.node.allocatable, state.usage)

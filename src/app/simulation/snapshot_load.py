@@ -5,9 +5,10 @@
 
 prints it (a `List`, or the same objects as YAML or JSON documents), decoded as strictly as a
 scenario. Slices of any driver are taken as published; claims with an allocation hold their
-devices; pods bound to a node (spec.nodeName) stay there and count toward its load; pods that
-finished are left out; the other pods are scheduled in creation order. A template's claim that
-the resourceclaim controller already made (status.resourceClaimStatuses) is used, not made again.
+devices; pods bound to a node (spec.nodeName) stay there and count, with their requests,
+against its `status.allocatable`; pods that finished are left out; the other pods are scheduled
+in creation order. A template's claim that the resourceclaim controller already made
+(status.resourceClaimStatuses) is used, not made again.
 A cordoned node (spec.unschedulable) carries the taint the node lifecycle controller gives it.
 """
 
@@ -23,10 +24,12 @@ from npu_dra.app.simulation.scenario_claims import check_claim_objects
 from npu_dra.app.simulation.scenario_load import MAX_NODES, MAX_PODS, documents_of, read_text
 from npu_dra.app.simulation.scenario_placement import node_labels, node_taints
 from npu_dra.app.simulation.scenario_pods import sim_pod
+from npu_dra.app.simulation.scenario_resources import pod_resources, reported_allocatable
 from npu_dra.app.simulation.strict import check_known_fields
 from npu_dra.app.simulation.what_if import CORDONED
 from npu_dra.domain.errors import DomainError
 from npu_dra.domain.scheduling.placement import SchedNode
+from npu_dra.domain.scheduling.resources import NO_USAGE, Usage
 
 KINDS = (
     "Namespace",
@@ -82,18 +85,18 @@ def _snapshot(source: str, by_kind: Mapping[str, list[Mapping[str, Any]]]) -> Sc
         raise ScenarioError(f"{source}: no Node objects: nothing to schedule on")
     check_claim_objects(by_kind, admitted=True)
     live = [p for p in by_kind["Pod"] if (p.get("status") or {}).get("phase") not in FINISHED]
+    on_nodes = [p for p in live if (p.get("spec") or {}).get("nodeName")]
     bound = tuple(
-        (f"{_namespace(p)}/{p['metadata']['name']}", str(p["spec"]["nodeName"]))
-        for p in live
-        if (p.get("spec") or {}).get("nodeName")
+        (f"{_namespace(p)}/{p['metadata']['name']}", str(p["spec"]["nodeName"])) for p in on_nodes
     )
+    held = _held(on_nodes)
     pending = sorted(
         (p for p in live if not (p.get("spec") or {}).get("nodeName")), key=_creation_order
     )
     return Scenario(
         source,
         (),
-        tuple(_sched_node(n) for n in by_kind["Node"]),
+        tuple(_sched_node(n, held.get(_name(n), NO_USAGE)) for n in by_kind["Node"]),
         tuple(by_kind["DeviceClass"]),
         tuple(by_kind["ResourceClaim"]),
         tuple(by_kind["ResourceClaimTemplate"]),
@@ -103,13 +106,28 @@ def _snapshot(source: str, by_kind: Mapping[str, list[Mapping[str, Any]]]) -> Sc
     )
 
 
-def _sched_node(doc: Mapping[str, Any]) -> SchedNode:
+def _sched_node(doc: Mapping[str, Any], held: Usage) -> SchedNode:
     root = Fields(doc, obj=describe(doc))
     name = root.sub("metadata").need("name", str)
     taints = node_taints(root.sub("spec"))
     if root.sub("spec").get("unschedulable", bool, False) and CORDONED not in taints:
         taints = (*taints, CORDONED)
-    return SchedNode(name, node_labels(name, root.sub("metadata")), taints)
+    allocatable = reported_allocatable(root.sub("status"))
+    return SchedNode(name, node_labels(name, root.sub("metadata")), taints, allocatable, held)
+
+
+def _held(pods: list[Mapping[str, Any]]) -> dict[str, Usage]:
+    """Per node, what its bound pods request (their count comes as each is bound in the run)."""
+    held: dict[str, Usage] = {}
+    for pod in pods:
+        requests = pod_resources(Fields(pod, obj=describe(pod)).sub("spec"))
+        node = str(pod["spec"]["nodeName"])
+        held[node] = held.get(node, NO_USAGE).plus(requests, pods=0)
+    return held
+
+
+def _name(doc: Mapping[str, Any]) -> str:
+    return str((doc.get("metadata") or {}).get("name"))
 
 
 def _pending_pod(doc: Mapping[str, Any]) -> SimPod:

@@ -133,6 +133,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
         "spec": {
             "hardware": ANY,
             "taints": [{"key": None, "value": None, "effect": None, "timeAdded": None}],
+            "allocatable": ANY,
         },
     },
     "DeviceClass": {
@@ -160,7 +161,9 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                     "requiredDuringSchedulingIgnoredDuringExecution": {
                         "nodeSelectorTerms": [_TERM]
                     },
-                    "preferredDuringSchedulingIgnoredDuringExecution": ANY,
+                    "preferredDuringSchedulingIgnoredDuringExecution": [
+                        {"weight": None, "preference": _TERM}
+                    ],
                 },
                 "podAffinity": ANY,
                 "podAntiAffinity": ANY,

@@ -1,12 +1,22 @@
 """The node filters that run before DRA's in kube-scheduler's default profile: TaintToleration
 (NoSchedule/NoExecute taints must be tolerated) and NodeAffinity (`nodeSelector` labels, then
 required node affinity: any term, each term all of its requirements). Pure functions of the
-node and the pod, as in k8s.io/component-helpers/scheduling/corev1.
+node and the pod, as in k8s.io/component-helpers/scheduling/corev1. NodeResourcesFit, which runs
+next, is resources.py's; the preferences here are scored in scoring.py.
 """
 
 from collections.abc import Mapping
 
 import attrs
+
+from npu_dra.domain.scheduling.resources import (
+    DEFAULT_ALLOCATABLE,
+    EMPTY_CONTAINER,
+    NO_USAGE,
+    Allocatable,
+    PodRequests,
+    Usage,
+)
 
 FILTERED_EFFECTS = ("NoSchedule", "NoExecute")
 NO_AFFINITY = "node(s) didn't match Pod's node affinity/selector"
@@ -83,10 +93,21 @@ class Term:
 
 
 @attrs.frozen
+class PreferredTerm:
+    """preferredDuringSchedulingIgnoredDuringExecution: a term and the weight it scores."""
+
+    weight: int
+    term: Term
+
+
+@attrs.frozen
 class SchedNode:
     name: str
     labels: Mapping[str, str] = attrs.field(factory=dict)
     taints: tuple[Taint, ...] = ()
+    allocatable: Allocatable = DEFAULT_ALLOCATABLE
+    # what the pods a snapshot has bound here request; their count comes with each binding
+    bound: Usage = NO_USAGE
 
 
 @attrs.frozen
@@ -96,6 +117,9 @@ class Placement:
     node_selector: Mapping[str, str] = attrs.field(factory=dict)
     required_terms: tuple[Term, ...] | None = None  # None: no required node affinity
     tolerations: tuple[Toleration, ...] = ()
+    preferred: tuple[PreferredTerm, ...] = ()  # preferred node affinity
+    requests: PodRequests = EMPTY_CONTAINER
+    unmodelled: tuple[str, ...] = ()  # fields of the pod simulate decides without
 
     @property
     def unconstrained(self) -> bool:

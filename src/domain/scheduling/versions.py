@@ -16,6 +16,7 @@ import attrs
 
 from npu_dra.domain.errors import DomainError
 from npu_dra.domain.scheduling.rules import AllocatorRules
+from npu_dra.domain.scheduling.scoring import V134_SCORING, V136_SCORING, ScoringRules
 
 V134 = "v1.34.3"
 V136 = "v1.36.3"
@@ -112,6 +113,11 @@ class SchedulerVersion:
             own_subrequest_keys=self.version != V134,
             resumes_search=self.version != V134,
         )
+
+    @property
+    def scoring(self) -> ScoringRules:
+        """Where the versions' score plugins differ (scoring.py)."""
+        return V134_SCORING if self.version == V134 else V136_SCORING
 
     @property
     def changed(self) -> dict[str, bool]:
