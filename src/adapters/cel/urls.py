@@ -16,6 +16,7 @@ from npu_dra.adapters.cel.url_escape import (
     PATH,
     QUERY_COMPONENT,
     USERINFO,
+    Mode,
     URLError,
     escape,
     quote,
@@ -100,23 +101,27 @@ def _split_host_port(host: str) -> tuple[str, str]:
 
 
 def _escaped_path(url: GoURL) -> bytes:
-    if url.raw_path and valid_encoded(url.raw_path, PATH):
-        try:
-            if unescape(url.raw_path, PATH) == url.path:
-                return url.raw_path
-        except URLError:
-            pass
+    kept = _raw_kept(url.raw_path, url.path, PATH)
+    if kept is not None:
+        return kept
     return b"*" if url.path == b"*" else escape(url.path, PATH)
 
 
 def _escaped_fragment(url: GoURL) -> bytes:
-    if url.raw_fragment and valid_encoded(url.raw_fragment, FRAGMENT):
+    kept = _raw_kept(url.raw_fragment, url.fragment, FRAGMENT)
+    return escape(url.fragment, FRAGMENT) if kept is None else kept
+
+
+def _raw_kept(raw: bytes, decoded: bytes, mode: Mode) -> bytes | None:
+    """Go's EscapedPath and EscapedFragment keep the raw form where it is a valid encoding of
+    the decoded value; None where they escape the value afresh."""
+    if raw and valid_encoded(raw, mode):
         try:
-            if unescape(url.raw_fragment, FRAGMENT) == url.fragment:
-                return url.raw_fragment
+            if unescape(raw, mode) == decoded:
+                return raw
         except URLError:
             pass
-    return escape(url.fragment, FRAGMENT)
+    return None
 
 
 def _string(url: GoURL) -> bytes:
