@@ -100,14 +100,15 @@ def host_path_mounts(daemonset: Mapping[str, Any]) -> dict[str, str]:
     }
 
 
-def simulate_json(documents: Iterable[Obj], work: Path) -> Obj:
+def simulate_json(documents: Iterable[Obj], work: Path, *flags: str) -> Obj:
     """`npu-dra simulate -o json` over `documents` (nodes, classes, claims, pods) as one
-    scenario file in `work`; its CDI specs go to `work/cdi`."""
+    scenario file in `work`, with `flags` (e.g. --feature-gates); its CDI specs go to
+    `work/cdi`."""
     scenario = work / "scenario.yaml"
     scenario.write_text(yaml.safe_dump_all(list(documents)))
     result = subprocess.run(
         [sys.executable, "-m", "npu_dra.app.cli", "simulate", "--scenario", str(scenario),
-         "--output", "json", "--cdi-out", str(work / "cdi")],
+         "--output", "json", "--cdi-out", str(work / "cdi"), *flags],
         capture_output=True, text=True, timeout=120, check=False,
     )  # fmt: skip
     assert result.returncode == 0, result.stderr

@@ -27,8 +27,19 @@ def test_the_classic_pod_gets_two_whole_910_npus(tmp_path: Path) -> None:
         {"kind": "SimulatedNode", "metadata": {"name": "atlas-800i-a2"},
          "spec": {"hardware": {"chip": "910B4", "count": 2, "vnpu": "910B4"}}},
     ]  # fmt: skip
-    output = simulate_json([*nodes, *load([EXAMPLE])], tmp_path)
+    # as the example says: a 1.34 cluster with the gates (vNPUs too, which the class leaves out)
+    gates = "DRAExtendedResource=true,DRAPartitionableDevices=true"
+    output = simulate_json([*nodes, *load([EXAMPLE])], tmp_path, "--feature-gates", gates)
     (pod,) = output["pods"]
     assert pod["node"] == "atlas-800i-a2"
     devices = sorted(d["device"] for ds in pod["claims"].values() for d in ds)
     assert devices == ["npu-0", "npu-1"]  # whole chips, though the node publishes vNPU devices
+
+
+def test_without_the_gate_the_classic_pod_waits_for_a_device_plugin(tmp_path: Path) -> None:
+    """v1.34.3 as shipped drops the class's extendedResourceName: nothing offers the resource."""
+    node = {"kind": "SimulatedNode", "metadata": {"name": "atlas-800i-a2"},
+            "spec": {"hardware": {"chip": "910B4", "count": 2}}}  # fmt: skip
+    (pod,) = simulate_json([node, *load([EXAMPLE])], tmp_path)["pods"]
+    assert pod["node"] is None
+    assert "Insufficient huawei.com/Ascend910" in pod["reason"]
