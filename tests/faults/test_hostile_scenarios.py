@@ -120,6 +120,8 @@ spec:
 
 def test_a_sixteen_chip_node_of_vnpus_is_decided_within_the_memory_limit(tmp_path: Path) -> None:
     # One slice per chip: listing every order of 16 slices before capping them reached 23 GB.
-    result = simulate("--scenario", scenario(tmp_path, A3_WITH_VNPUS))
+    # vNPUs are offered where the server keeps counters (DRAPartitionableDevices).
+    gates = ("--feature-gates", "DRAPartitionableDevices=true")
+    result = simulate("--scenario", scenario(tmp_path, A3_WITH_VNPUS), *gates)
     assert result.returncode == 0, result.stderr[-2000:]
     assert result.stdout.rstrip().endswith("# 1 pods: 1 bound, 0 pending, 0 gated, 0 error")
