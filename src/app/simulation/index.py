@@ -61,7 +61,6 @@ class ClusterIndex:
         self.nodes: dict[str, NodeState] = {}
         self.classes: dict[ClassKey, NodeClass] = {}
         self.allocated: set[DeviceKey] = set()
-        self._assumed: tuple[str, PodRequests] | None = None
         for node in sorted(nodes, key=lambda n: n.name):
             pools = gather_pools(by_node.get(node.name, []))
             devices = tuple(c for p in pools for c in p.devices)
@@ -102,16 +101,11 @@ class ClusterIndex:
     def members(self, key: ClassKey) -> Iterator[NodeState]:
         return (self.nodes[n] for n in sorted(self.classes[key].members))
 
-    def assume(self, name: str, requests: PodRequests) -> None:
-        """The pod just decided on `name`, as the scheduler's cache assumes it there: its requests
-        count on the node from the `bind` that follows."""
-        self._assumed = (name, requests)
-
-    def bind(self, name: str, devices: Iterable[DeviceKey]) -> None:
+    def bind(
+        self, name: str, devices: Iterable[DeviceKey], requests: PodRequests = NO_REQUESTS
+    ) -> None:
         """A pod bound to `name`, its new claims holding `devices` (admin access excluded), its
-        requests those `assume` gave (none for a pod a snapshot has bound: its node has them)."""
-        assumed, self._assumed = self._assumed, None
-        requests = assumed[1] if assumed is not None and assumed[0] == name else NO_REQUESTS
+        `requests` counted on the node (none for a pod a snapshot has bound: its node has them)."""
         state = self.nodes[name]
         self._leave(state)
         taken = set(devices)

@@ -221,7 +221,7 @@ def _bind(
         cluster.set_allocation(claim.ref, allocation)
         bound.append(attrs.evolve(claim, allocation=allocation))
         taken += [(r.driver, r.pool, r.device) for r in allocation.results if not r.admin_access]
-    index.bind(decision.node, taken)
+    index.bind(decision.node, taken, pod.placement.requests)
     return PodResult(
         pod,
         NodeName(decision.node),

@@ -23,6 +23,7 @@ from npu_dra.app.simulation.placed import Attempt, other_choices, placed
 from npu_dra.domain.claims import Allocation, DeviceClass, ResourceClaim
 from npu_dra.domain.ids import DeviceClassName, NodeName
 from npu_dra.domain.scheduling.allocator import (
+    DEFAULT_RULES,
     DEFAULT_STEP_BUDGET,
     AllocationError,
     SearchBudgetExceeded,
@@ -33,8 +34,6 @@ from npu_dra.domain.scheduling.placement import Placement, filter_reason
 from npu_dra.domain.scheduling.resources import insufficient
 from npu_dra.domain.scheduling.rules import AllocatorRules
 from npu_dra.domain.scheduling.scoring import V134_SCORING, ScoringRules
-
-DEFAULT_RULES = AllocatorRules()
 
 NO_FIT = "cannot allocate all claims"
 UNDECIDED = "allocation search exceeded simulate's step budget"
@@ -64,7 +63,7 @@ def schedule_pod(
     rules: AllocatorRules = DEFAULT_RULES,
     scoring: ScoringRules = V134_SCORING,
 ) -> Decision:
-    """The pod's decision; a pod decided on a node is assumed there (ClusterIndex.assume)."""
+    """The pod's decision; binding it (ClusterIndex.bind) is the caller's."""
     missing = _missing_class(claims, classes)
     if missing:
         return Decision(None, status="Pending", reason=missing)
@@ -87,7 +86,6 @@ def schedule_pod(
     if not fitting:
         return _noted(_unschedulable(index, reasons), pending, rules, placement)
     choice = choose(fitting, placement, claims, rules=scoring, cluster_size=len(index.nodes))
-    index.assume(choice.node.node.name, placement.requests)
     return _noted(_decided(claims, index, attempt, choice, reasons), pending, rules, placement)
 
 

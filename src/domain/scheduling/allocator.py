@@ -45,7 +45,13 @@ from npu_dra.domain.scheduling.request_data import (
 )
 from npu_dra.domain.scheduling.rules import AllocatorRules
 
-__all__ = ["DEFAULT_STEP_BUDGET", "AllocationError", "SearchBudgetExceeded", "allocate_claims"]
+__all__ = [
+    "DEFAULT_RULES",
+    "DEFAULT_STEP_BUDGET",
+    "AllocationError",
+    "SearchBudgetExceeded",
+    "allocate_claims",
+]
 
 DEFAULT_STEP_BUDGET = 200_000
 DEFAULT_RULES = AllocatorRules()
