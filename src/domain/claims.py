@@ -19,6 +19,7 @@ from npu_dra.domain.ids import (
     PoolName,
     RequestName,
 )
+from npu_dra.domain.quantity import Quantity
 
 _UID = re.compile(r"^[a-zA-Z0-9]([-a-zA-Z0-9]{0,62}[a-zA-Z0-9])?\Z")
 
@@ -35,10 +36,33 @@ class AllocationMode(enum.Enum):
     ALL = "All"
 
 
+class ConfigSource(enum.Enum):
+    CLASS = "FromClass"
+    CLAIM = "FromClaim"
+
+
+@attrs.frozen
+class OpaqueConfig:
+    """One `config[].opaque` entry of a class, a claim or an allocation: for `driver`, applying
+    to `requests` (all when empty); `parameters` as the JSON text it was given in, decoded only
+    by the driver it names (domain/npu_config.py for ours)."""
+
+    source: ConfigSource
+    driver: DriverName
+    parameters: str
+    requests: tuple[RequestName, ...] = ()
+
+
+# A request's `capacity.requests` and a result's `consumedCapacity` (DRAConsumableCapacity):
+# (capacity name, amount) pairs, in the order given.
+CapacityAmounts = tuple[tuple[str, Quantity], ...]
+
+
 @attrs.frozen
 class DeviceClass:
     name: DeviceClassName
     selectors: tuple[str, ...] = ()
+    config: tuple[OpaqueConfig, ...] = ()
 
 
 @attrs.frozen
@@ -51,6 +75,7 @@ class DeviceSubRequest:
     allocation_mode: AllocationMode = AllocationMode.EXACT_COUNT
     count: int = 1
     tolerations: tuple[DeviceToleration, ...] = ()
+    capacity: CapacityAmounts = ()
 
 
 @attrs.frozen
@@ -66,6 +91,7 @@ class DeviceRequest:
     admin_access: bool = False
     first_available: tuple[DeviceSubRequest, ...] = ()
     tolerations: tuple[DeviceToleration, ...] = ()
+    capacity: CapacityAmounts = ()
 
 
 @attrs.frozen
@@ -83,6 +109,7 @@ class Constraint:
 class ClaimSpec:
     requests: tuple[DeviceRequest, ...]
     constraints: tuple[Constraint, ...] = ()
+    config: tuple[OpaqueConfig, ...] = ()
 
 
 @attrs.frozen
@@ -93,6 +120,7 @@ class AllocationResult:
     device: DeviceName
     admin_access: bool = False
     share_id: str | None = None
+    consumed_capacity: CapacityAmounts = ()
 
     @property
     def request_name(self) -> RequestName:
@@ -102,8 +130,11 @@ class AllocationResult:
 
 @attrs.frozen
 class Allocation:
+    """`config`: the class configs, then the claim's, as the scheduler copied them in."""
+
     results: tuple[AllocationResult, ...]
     node_name: NodeName | None = None
+    config: tuple[OpaqueConfig, ...] = ()
 
 
 @attrs.frozen

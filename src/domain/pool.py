@@ -33,16 +33,48 @@ MAX_DEVICES_PER_SLICE = 128
 MAX_DEVICES_PER_SLICE_WITH_TAINTS = 64  # the API server's limit once any device has a taint
 MAX_COUNTING_DEVICES_PER_SLICE = 64  # 1.35+: a slice with consumesCounters holds at most 64
 MAX_COUNTER_SETS_PER_SLICE = 8  # 1.35+: sharedCounters per slice
-__all__ = ["PCI_BUS_ID", "PoolRef", "PublishedDevice", "ResourceSlice", "desired_slices"]
+__all__ = [
+    "PCI_BUS_ID",
+    "CapacityRange",
+    "PoolRef",
+    "PublishedDevice",
+    "RequestPolicy",
+    "ResourceSlice",
+    "desired_slices",
+]
+
+
+@attrs.frozen
+class CapacityRange:
+    """`requestPolicy.validRange`: a request is rounded up to `minimum + k * step` (KEP-5075)."""
+
+    minimum: Quantity
+    maximum: Quantity | None = None
+    step: Quantity | None = None
+
+
+@attrs.frozen
+class RequestPolicy:
+    """How much of a capacity one allocation of a multi-allocatable device takes: `default`
+    when the request names none, else a request fitted to `valid_values` or `valid_range`."""
+
+    default: Quantity | None = None
+    valid_values: tuple[Quantity, ...] = ()
+    valid_range: CapacityRange | None = None
 
 
 @attrs.frozen
 class PublishedDevice:
+    """`allow_multiple_allocations` (DRAConsumableCapacity): several claims may hold the device
+    at once, each consuming part of each capacity as its `request_policies` say."""
+
     name: DeviceName
     attributes: Mapping[str, AttributeValue] = attrs.field(factory=dict)
     capacity: Mapping[str, Quantity] = attrs.field(factory=dict)
     consumes_counters: tuple[CounterConsumption, ...] = ()
     taints: tuple[DeviceTaint, ...] = ()
+    allow_multiple_allocations: bool = False
+    request_policies: Mapping[str, RequestPolicy] = attrs.field(factory=dict)
 
 
 @attrs.frozen

@@ -7,14 +7,18 @@ API server validates them (counts, sizes, fully qualified `matchAttribute`, tole
 from collections.abc import Mapping
 from typing import Any
 
+from npu_dra.adapters.kube_shapes.capacity import quantity_map_from_api, quantity_map_to_api
+from npu_dra.adapters.kube_shapes.configs import configs_from_api, configs_to_api
 from npu_dra.adapters.kube_shapes.reader import Fields, describe
 from npu_dra.adapters.kube_shapes.tolerations import tolerations_from_api
 from npu_dra.domain.claims import (
     Allocation,
     AllocationMode,
     AllocationResult,
+    CapacityAmounts,
     ClaimRef,
     ClaimSpec,
+    ConfigSource,
     Constraint,
     DeviceClass,
     DeviceRequest,
@@ -42,7 +46,14 @@ def selectors_from_api(fields: Fields, key: str = "selectors") -> tuple[str, ...
 def device_class_from_api(obj: Mapping[str, Any]) -> DeviceClass:
     root = Fields(obj, obj=describe({"kind": "DeviceClass", **obj}))
     name = root.sub("metadata").need("name", str)
-    return DeviceClass(DeviceClassName(name), selectors_from_api(root.sub("spec")))
+    spec = root.sub("spec")
+    config = configs_from_api(spec, ConfigSource.CLASS)
+    return DeviceClass(DeviceClassName(name), selectors_from_api(spec), config)
+
+
+def capacity_requests_from_api(fields: Fields) -> CapacityAmounts:
+    """A request's `capacity.requests` (DRAConsumableCapacity), as given."""
+    return tuple(quantity_map_from_api(fields.sub("capacity"), "requests").items())
 
 
 MAX_REQUESTS = 32  # DeviceRequestsMaxSize
@@ -78,6 +89,7 @@ def subrequest_from_api(fields: Fields) -> DeviceSubRequest:
         allocation_mode=mode,
         count=count,
         tolerations=tolerations_from_api(fields),
+        capacity=capacity_requests_from_api(fields),
     )
 
 
@@ -103,6 +115,7 @@ def request_from_api(fields: Fields) -> DeviceRequest:
         count=count,
         admin_access=exact.get("adminAccess", bool, False),
         tolerations=tolerations_from_api(exact),
+        capacity=capacity_requests_from_api(exact),
     )
 
 
@@ -125,7 +138,12 @@ def spec_from_api(devices: Fields) -> ClaimSpec:
     constraints = tuple(_constraint(c, known) for c in devices.items("constraints"))
     if len(constraints) > MAX_CONSTRAINTS:
         raise devices.fail("constraints", f"must have at most {MAX_CONSTRAINTS} items")
-    return ClaimSpec(requests, constraints)
+    config = configs_from_api(devices, ConfigSource.CLAIM)
+    for i, entry in enumerate(config):
+        for j, name in enumerate(entry.requests):
+            if name not in known:
+                raise devices.fail(f"config[{i}].requests[{j}]", f"{name!r} is not a request")
+    return ClaimSpec(requests, constraints, config)
 
 
 def _constraint(fields: Fields, known: set[str]) -> Constraint:
@@ -159,10 +177,12 @@ def allocation_from_api(fields: Fields) -> Allocation:
             device=DeviceName(r.need("device", str)),
             admin_access=r.get("adminAccess", bool, False),
             share_id=r.opt("shareID", str),
+            consumed_capacity=tuple(quantity_map_from_api(r, "consumedCapacity").items()),
         )
         for r in fields.sub("devices").items("results")
     )
-    return Allocation(results, _selected_node(fields.mapping("nodeSelector")))
+    config = configs_from_api(fields.sub("devices"), None)
+    return Allocation(results, _selected_node(fields.mapping("nodeSelector")), config)
 
 
 def claim_from_api(obj: Mapping[str, Any]) -> ResourceClaim:
@@ -212,9 +232,19 @@ def allocation_to_api(allocation: Allocation) -> dict[str, Any]:
                     "device": r.device,
                     **({"adminAccess": True} if r.admin_access else {}),
                     **({"shareID": r.share_id} if r.share_id else {}),
+                    **(
+                        {"consumedCapacity": quantity_map_to_api(dict(r.consumed_capacity))}
+                        if r.consumed_capacity
+                        else {}
+                    ),
                 }
                 for r in allocation.results
-            ]
+            ],
+            **(
+                {"config": configs_to_api(allocation.config, sources=True)}
+                if allocation.config
+                else {}
+            ),
         }
     }
     if allocation.node_name:

@@ -3,6 +3,7 @@
 from collections.abc import Mapping
 from typing import Any
 
+from npu_dra.adapters.kube_shapes.capacity import capacity_to_api, request_policies_from_api
 from npu_dra.adapters.kube_shapes.counters import (
     consumption_from_api,
     consumption_to_api,
@@ -48,7 +49,9 @@ def device_to_api(device: PublishedDevice) -> dict[str, Any]:
     if device.attributes:
         body["attributes"] = {k: attribute_to_api(v) for k, v in device.attributes.items()}
     if device.capacity:
-        body["capacity"] = {k: {"value": q.text} for k, q in device.capacity.items()}
+        body["capacity"] = capacity_to_api(device)
+    if device.allow_multiple_allocations:
+        body["allowMultipleAllocations"] = True
     if device.consumes_counters:
         body["consumesCounters"] = consumption_to_api(device.consumes_counters)
     if device.taints:
@@ -87,6 +90,8 @@ def device_from_api(fields: Fields) -> PublishedDevice:
         capacity,
         consumes_counters=consumption_from_api(fields),
         taints=taints_from_api(fields),
+        allow_multiple_allocations=fields.get("allowMultipleAllocations", bool, False),
+        request_policies=request_policies_from_api(fields),
     )
 
 
