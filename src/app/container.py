@@ -20,18 +20,17 @@ from dependency_injector import containers, providers
 
 from npu_dra.app.options import Settings
 from npu_dra.app.services.claim_events import ClaimFailureEvents
-from npu_dra.app.services.device_taints import TaintMode
 from npu_dra.app.services.event_sink import EventSink, running_sink
 from npu_dra.app.services.inventory import InventoryCache
 from npu_dra.app.services.maintainer import PoolMaintainer, maintained_pool
 from npu_dra.app.services.preparer import ClaimPreparer
-from npu_dra.app.services.publisher import PoolPublisher
 from npu_dra.app.services.shared import shared_if_seamless
 from npu_dra.app.services.uninstall import Drain, UninstallGate
 from npu_dra.app.services.vnpu import vnpu_service_for
 from npu_dra.app.wiring.cluster import (
     kube_api,
     kube_cluster,
+    kube_consumable_support,
     kube_daemonset_watcher,
     kube_events,
     kube_taint_support,
@@ -56,13 +55,14 @@ from npu_dra.app.wiring.node import (
     cdi_memory,
     checkpoint_file,
     checkpoint_memory,
+    device_shares,
     held_api_lock,
     metered,
+    pool_publisher,
     prometheus_metrics,
     served_metrics,
     static_cdi_files,
     static_cdi_memory,
-    taint_policy,
 )
 from npu_dra.app.wiring.simulate import selector_evaluator
 from npu_dra.domain.ids import DriverName, NodeName
@@ -84,6 +84,8 @@ class NodeContainer(containers.DeclarativeContainer):
     cluster: providers.Dependency[ClusterApi] = providers.Dependency()
     taint_support: providers.Dependency[DeviceTaintSupport] = providers.Dependency(default=cluster)
     event_recorder: providers.Dependency[EventRecorder] = providers.Dependency(default=cluster)
+    # Asked whether shared chips can be multi-allocatable devices (--shared-chips).
+    consumable_support: providers.Dependency[object] = providers.Dependency(default=cluster)
     # Where the plugin's Node is looked up (kept not ready while it is missing); None: nowhere.
     node_directory: providers.Dependency[NodeDirectory | None] = providers.Dependency(
         default=providers.Object(None)
@@ -134,14 +136,8 @@ class NodeContainer(containers.DeclarativeContainer):
         memory=providers.Singleton(static_cdi_memory),
     )
 
-    taint_mode = providers.Singleton(
-        TaintMode,
-        policy=providers.Callable(taint_policy, settings),
-        support=taint_support,
-        driver=driver,
-    )
     publisher = providers.Singleton(
-        PoolPublisher, inventory=inventory, cluster=cluster, driver=driver, taints=taint_mode
+        pool_publisher, settings, inventory, cluster, taint_support, consumable_support
     )
     # Claims read as their pods are bound here (--claim-prefetch); None when off.
     claim_prefetch = providers.Resource(
@@ -158,6 +154,7 @@ class NodeContainer(containers.DeclarativeContainer):
         fetch_deadline_s=settings.provided.claim_fetch_timeout,
         vnpus=providers.Singleton(vnpu_service_for, vnpu_table, checkpoint_store),
         prefetched=claim_prefetch,
+        shares=providers.Singleton(device_shares, settings, hardware),
     )
     # Built only on the plugins' paths (the simulation never asks for them).
     event_sink = providers.Singleton(EventSink, event_recorder)
@@ -268,6 +265,11 @@ class Container(containers.DeclarativeContainer):
         memory=cluster,
         kubernetes=providers.Singleton(kube_events, api),
     )
+    consumable_support = providers.Selector(
+        settings.provided.cluster,
+        memory=cluster,
+        kubernetes=providers.Singleton(kube_consumable_support, api),
+    )
     daemonset_watcher = providers.Selector(
         settings.provided.cluster,
         memory=providers.Object(None),
@@ -280,6 +282,7 @@ class Container(containers.DeclarativeContainer):
         cluster=cluster,
         taint_support=taint_support,
         event_recorder=event_recorder,
+        consumable_support=consumable_support,
         node_directory=providers.Selector(
             settings.provided.cluster, memory=providers.Object(None), kubernetes=cluster
         ),

@@ -1,9 +1,11 @@
 """CDI content for a prepared claim, computed without touching the filesystem.
 
-One transient spec per claim; device names carry the claim UID because runtimes cache specs and a
-name reused across claims could inject a stale device. The version written is the minimum the
-content needs (0.3.0 for env, device nodes and plain mounts; 0.5.0 for a device node whose host
-path differs, or a name starting with a digit), so older runtimes accept it.
+One transient spec per claim; device names carry the claim UID because runtimes cache specs and
+a name reused across claims could inject a stale device; a share of a chip's name also carries
+its shareID or share device, and what it was given (`share_cdi_device_name`, #31). The version
+written is the minimum the content needs (0.3.0 for env, device nodes and plain mounts; 0.5.0
+for a device node whose host path differs, or a name starting with a digit), so older runtimes
+accept it.
 
 What a container gets is a pure function of its devices, the profile and the host's files as
 the hardware adapter reported them (`HostFiles`): each device's node, the shared nodes its chip
@@ -17,13 +19,15 @@ spec is `<vendor>-<class>_<claimUID>.json` (the Go CDI library's transient name,
 its ID), the device plugin's static spec `<vendor>-<class>.json`, which never matches the former.
 """
 
+import re
 from collections.abc import Iterable, Sequence
 
 import attrs
 
+from npu_dra.domain.chip_shares import ChipUse, Share, sharing_env
 from npu_dra.domain.device import Device, HostFiles
 from npu_dra.domain.errors import PrepareError
-from npu_dra.domain.ids import ClaimUID, DeviceName, DriverName
+from npu_dra.domain.ids import ClaimUID, DeviceName, DriverName, RequestName
 from npu_dra.domain.profile import DeviceProfile, SharedNode
 
 CDI_VERSION = "0.3.0"
@@ -32,6 +36,7 @@ DIGIT_NAME_VERSION = HOST_PATH_VERSION
 CONTAINER_DEV = "/dev"
 SPEC_FILE_SUFFIX = ".json"
 READ_ONLY = ("ro", "nosuid", "nodev", "bind")
+_SHARE_TERMS = re.compile(r"(?:-mem(?P<memory>[0-9]{1,12}))?(?:-aic(?P<aicores>[0-9]{1,9}))?\Z")
 
 
 @attrs.frozen
@@ -123,6 +128,26 @@ def cdi_device_name(uid: ClaimUID, device: DeviceName) -> str:
     return f"{uid}-{device}"
 
 
+def share_cdi_device_name(
+    uid: ClaimUID, device: DeviceName, share_id: str | None, share: Share
+) -> str:
+    """`<claimUID>-<device>[-<shareID>]-mem<MiB>[-aic<cores>]` (a term left out where unknown):
+    unique for each share a claim holds (two shares of one chip differ in shareID or in fixed
+    share device), and the record of what the share was given, which restart repair reads back
+    (`recorded_share`): the checkpoint keeps a device's CDI ids, not its consumed capacity."""
+    terms = [] if share.memory_mib is None else [f"mem{share.memory_mib}"]
+    terms += [] if share.aicores is None else [f"aic{share.aicores}"]
+    return "-".join([uid, device, *([share_id] if share_id else []), *terms])
+
+
+def recorded_share(name: str) -> Share:
+    """What a share's CDI device name says it was given (`share_cdi_device_name`). Its device
+    (npu-N, npu-N-share-I) and shareID (a UUID) never end in those terms."""
+    found = _SHARE_TERMS.search(name)
+    memory, aicores = (found["memory"], found["aicores"]) if found else (None, None)
+    return Share(None if memory is None else int(memory), None if aicores is None else int(aicores))
+
+
 def device_node(device: Device, *, host: HostFiles, profile: DeviceProfile) -> DeviceNode:
     """The device's own node: `/dev/davinci<phy>` in the container, under the dev root outside."""
     return _node(profile.device_node_name(device.physical_id), host.dev_root)
@@ -173,13 +198,29 @@ def claim_cdi_spec(
     profile: DeviceProfile,
     host: HostFiles,
 ) -> CdiSpec:
-    """Per device its own node; the shared nodes, mounts and env (visible devices too) once."""
-    ordered = sorted({d.name: d for d in devices}.values(), key=lambda d: d.physical_id)
-    shared = runtime_edits(ordered, host=host, profile=profile)
-    common = attrs.evolve(shared, env=(*visible_devices_env(ordered, profile=profile), *shared.env))
+    """The spec of a claim holding whole chips, each its own (`chip_use_spec`)."""
+    uses = [ChipUse(d, cdi_device_name(uid, d.name), RequestName("")) for d in devices]
+    return chip_use_spec(uses, driver=driver, profile=profile, host=host)
+
+
+def chip_use_spec(
+    uses: Sequence[ChipUse], *, driver: DriverName, profile: DeviceProfile, host: HostFiles
+) -> CdiSpec:
+    """Per allocated device its chip's node and its sharing env (domain/chip_shares.py); the
+    shared nodes, mounts and env (visible devices too, each chip once) once."""
+    ordered = sorted(
+        {u.cdi_name: u for u in uses}.values(), key=lambda u: (u.chip.physical_id, u.cdi_name)
+    )
+    chips = list({u.chip.name: u.chip for u in ordered}.values())
+    shared = runtime_edits(chips, host=host, profile=profile)
+    common = attrs.evolve(shared, env=(*visible_devices_env(chips, profile=profile), *shared.env))
+    env = sharing_env(ordered)
     cdi_devices = tuple(
-        CdiDevice(cdi_device_name(uid, d.name), device_edits(d, host=host, profile=profile))
-        for d in ordered
+        CdiDevice(
+            u.cdi_name,
+            attrs.evolve(device_edits(u.chip, host=host, profile=profile), env=env[u.cdi_name]),
+        )
+        for u in ordered
     )
     spec = CdiSpec(cdi_kind(driver, profile), cdi_devices, common)
     return attrs.evolve(spec, version=minimum_version(spec))

@@ -7,6 +7,7 @@ import attrs
 from npu_dra.domain.claims import ClaimRef
 from npu_dra.domain.device import NodeInventory
 from npu_dra.domain.ids import ClaimUID, DeviceName, PoolName, RequestName
+from npu_dra.domain.sharing import share_of
 from npu_dra.domain.vnpu.instance import VnpuRecord
 
 # The format this version writes; it reads every version from OLDEST_CHECKPOINT_VERSION on.
@@ -26,6 +27,19 @@ class PreparedDevice:
     share_id: str | None = None
     vnpu: VnpuRecord | None = None  # a vNPU device: the vNPU made for it (recorded before creation)
     identity: str | None = None  # the device's identity when prepared (None: read from version 1)
+
+    @property
+    def chip(self) -> DeviceName:
+        """The chip it uses: a fixed share device's chip, a vNPU's, else the device itself."""
+        if self.vnpu is not None:
+            return self.vnpu.chip
+        share = share_of(self.device)
+        return self.device if share is None else share[0]
+
+    @property
+    def shares_chip(self) -> bool:
+        """Whether it is a share of a shared chip: a shareID, or a fixed share device."""
+        return self.share_id is not None or share_of(self.device) is not None
 
 
 @attrs.frozen
@@ -48,13 +62,24 @@ class Checkpoint:
         return attrs.evolve(self, claims={k: v for k, v in self.claims.items() if k != uid})
 
     def holders(self) -> dict[DeviceName, ClaimUID]:
-        """Which claim holds each device exclusively (admin-access and shared ones excluded)."""
+        """Which claim holds each device exclusively (admin-access ones and those with a shareID
+        excluded; a fixed share device is held by one claim, so it is here by its own name)."""
         return {
             device.device: uid
             for uid, claim in self.claims.items()
             for device in claim.devices
             if not device.admin_access and device.share_id is None
         }
+
+    def sharers(self) -> dict[DeviceName, frozenset[ClaimUID]]:
+        """Which claims hold shares of each shared chip, by the chip's name (admin access
+        excluded): the claims that keep another from holding the chip whole."""
+        found: dict[DeviceName, set[ClaimUID]] = {}
+        for uid, claim in self.claims.items():
+            for device in claim.devices:
+                if device.shares_chip and not device.admin_access:
+                    found.setdefault(device.chip, set()).add(uid)
+        return {chip: frozenset(uids) for chip, uids in found.items()}
 
     def vnpus(self) -> dict[int, tuple[ClaimUID, VnpuRecord]]:
         """Every recorded vNPU by id, with the claim it was made for."""
@@ -73,7 +98,7 @@ def gone_devices(claim: PreparedClaim, inventory: NodeInventory) -> tuple[str, .
     or is not told now: then only the name can be checked."""
     found = []
     for prepared in claim.devices:
-        name = prepared.vnpu.chip if prepared.vnpu else prepared.device
+        name = prepared.chip
         device = inventory.get(name)
         if device is None:
             found.append(f"{name} is gone from this node")

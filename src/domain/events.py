@@ -4,7 +4,9 @@ On the Node: every device whose health changed between two probes (Warning when 
 unusable, Normal when it recovered), and the hardware itself going away (npu-smi or the driver
 library missing or failing) and coming back. On a ResourceClaim, a prepare that failed for a
 reason its owner can act on: the allocation points at a device that is unhealthy, gone or held
-by another claim, and deleting and recreating the claim (or its pod) gets a fresh allocation.
+by another claim, and deleting and recreating the claim (or its pod) gets a fresh allocation; or
+its NpuConfig is invalid or not met (domain/npu_config.py), fixed only by recreating the claim
+with a good config (a claim's spec cannot change).
 Failures that are the operator's (API server down, a bug) stay in logs and metrics.
 """
 
@@ -17,7 +19,12 @@ from npu_dra.domain.device import Device, NodeInventory
 from npu_dra.domain.metrics import error_reason
 
 USER_FIXABLE = frozenset(
-    {"device_unhealthy", "device_not_on_node", "device_in_use", "not_allocated"}
+    {"device_unhealthy", "device_not_on_node", "device_in_use", "not_allocated", "bad_config"}
+)
+ANOTHER_DEVICE = "delete and recreate the claim (or its pod) to get another device"
+FIX_CONFIG = (
+    "fix the NpuConfig (in the claim, its template or its DeviceClass), then delete and "
+    "recreate the claim (or its pod)"
 )
 MAX_NOTE = 1024  # events.k8s.io/v1 note limit
 
@@ -79,11 +86,13 @@ def hardware_event(node: str, problem: str | None) -> ClusterEvent:
 
 
 def prepare_failure_event(ref: ClaimRef, error: str) -> ClusterEvent | None:
-    if error_reason(error) not in USER_FIXABLE:
+    reason = error_reason(error)
+    if reason not in USER_FIXABLE:
         return None
     claim = Regarding("ResourceClaim", ref.name, ref.namespace, ref.uid, "resource.k8s.io/v1")
-    note = f"{error}; delete and recreate the claim (or its pod) to get another device"
-    return ClusterEvent(claim, "PrepareFailed", note[:MAX_NOTE], EventType.WARNING)
+    remedy = FIX_CONFIG if reason == "bad_config" else ANOTHER_DEVICE
+    note = f"{error[: MAX_NOTE - len(remedy) - 2]}; {remedy}"  # the remedy survives a long error
+    return ClusterEvent(claim, "PrepareFailed", note, EventType.WARNING)
 
 
 def device_gone_event(ref: ClaimRef, why: str) -> ClusterEvent:

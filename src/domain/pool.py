@@ -3,32 +3,32 @@
 Each device's profile says which attributes and capacities it publishes (Ascend: the seed's
 chipName, numaNode, physicalId, topologyGroup and memCapacity). Unusable devices are left out of
 the pool so the scheduler can never hand them out, unless a taint policy is given (the API server
-serves device taints): then they stay, tainted as `device_taints.py` says.
+serves device taints): then they stay, tainted as `device_taints.py` says. A sharing policy
+publishes the chips it shares as `sharing.py` says, and offers no vNPUs of them.
 """
 
 from collections.abc import Mapping, Sequence
 
 import attrs
 
-from npu_dra.domain.attributes import (
-    AttributeValue,
-    check_attribute_value,
-    check_qualified_name,
-)
+from npu_dra.domain.attributes import check_attribute_value, check_qualified_name
 from npu_dra.domain.device import Device, NodeInventory
 from npu_dra.domain.device_taints import DeviceTaint, TaintPolicy
 from npu_dra.domain.ids import DeviceName, DriverName, NodeName, PoolName
 from npu_dra.domain.profile import PCI_BUS_ID, profile_named
-from npu_dra.domain.quantity import Quantity
+from npu_dra.domain.published import CapacityRange, PublishedDevice, RequestPolicy
+from npu_dra.domain.sharing import SharingPolicy, shared_devices
 from npu_dra.domain.vnpu.layout import (
     PARENT_ATTRIBUTE,
     TEMPLATE_ATTRIBUTE,
     ChipLayout,
-    CounterConsumption,
     CounterSet,
     chip_layout,
 )
 
+# kubernetes v1.36.3 pkg/apis/resource/validation/validation.go (validateResourceSliceSpec):
+# 128 devices, 64 once a device has taints, consumesCounters or list attributes; a device with
+# allowMultipleAllocations (a shared chip) lowers no limit.
 MAX_DEVICES_PER_SLICE = 128
 MAX_DEVICES_PER_SLICE_WITH_TAINTS = 64  # the API server's limit once any device has a taint
 MAX_COUNTING_DEVICES_PER_SLICE = 64  # 1.35+: a slice with consumesCounters holds at most 64
@@ -42,39 +42,6 @@ __all__ = [
     "ResourceSlice",
     "desired_slices",
 ]
-
-
-@attrs.frozen
-class CapacityRange:
-    """`requestPolicy.validRange`: a request is rounded up to `minimum + k * step` (KEP-5075)."""
-
-    minimum: Quantity
-    maximum: Quantity | None = None
-    step: Quantity | None = None
-
-
-@attrs.frozen
-class RequestPolicy:
-    """How much of a capacity one allocation of a multi-allocatable device takes: `default`
-    when the request names none, else a request fitted to `valid_values` or `valid_range`."""
-
-    default: Quantity | None = None
-    valid_values: tuple[Quantity, ...] = ()
-    valid_range: CapacityRange | None = None
-
-
-@attrs.frozen
-class PublishedDevice:
-    """`allow_multiple_allocations` (DRAConsumableCapacity): several claims may hold the device
-    at once, each consuming part of each capacity as its `request_policies` say."""
-
-    name: DeviceName
-    attributes: Mapping[str, AttributeValue] = attrs.field(factory=dict)
-    capacity: Mapping[str, Quantity] = attrs.field(factory=dict)
-    consumes_counters: tuple[CounterConsumption, ...] = ()
-    taints: tuple[DeviceTaint, ...] = ()
-    allow_multiple_allocations: bool = False
-    request_policies: Mapping[str, RequestPolicy] = attrs.field(factory=dict)
 
 
 @attrs.frozen
@@ -106,24 +73,38 @@ def published_device(device: Device, taints: tuple[DeviceTaint, ...] = ()) -> Pu
 
 
 def pool_devices(
-    inventory: NodeInventory, taints: TaintPolicy | None = None
+    inventory: NodeInventory,
+    taints: TaintPolicy | None = None,
+    sharing: SharingPolicy | None = None,
 ) -> tuple[PublishedDevice, ...]:
     """Usable devices, and with a taint policy the unusable ones it taints too (one it leaves
-    untainted, e.g. Unknown=None, is left out as without taints: never offered bare)."""
-    published = []
+    untainted, e.g. Unknown=None, is left out as without taints: never offered bare); a chip
+    the sharing policy shares as what it is shared as (its taints on each of its devices)."""
+    published: list[PublishedDevice] = []
     for device in inventory.devices:
         tainted = taints.taints_of(device) if taints is not None else ()
-        if device.health.usable or tainted:
-            published.append(published_device(device, tainted))
+        if not (device.health.usable or tainted):
+            continue
+        chip = published_device(device, tainted)
+        if sharing is not None and sharing.shares_chip(device.name):
+            memory = profile_named(device.profile).memory_capacity
+            published.extend(shared_devices(chip, sharing, memory=memory))
+        else:
+            published.append(chip)
     return tuple(published)
 
 
-def chip_layouts(inventory: NodeInventory) -> dict[DeviceName, ChipLayout]:
-    """The vNPU layout of each usable chip the inventory says can be split."""
+def chip_layouts(
+    inventory: NodeInventory, sharing: SharingPolicy | None = None
+) -> dict[DeviceName, ChipLayout]:
+    """The vNPU layout of each usable chip the inventory says can be split and that is not
+    shared (sharing wins: a shared chip offers no vNPUs)."""
     return {
         d.name: chip_layout(d.name, inventory.vnpu_offers[d.name])
         for d in inventory.devices
-        if d.health.usable and d.name in inventory.vnpu_offers
+        if d.health.usable
+        and d.name in inventory.vnpu_offers
+        and not (sharing is not None and sharing.shares_chip(d.name))
     }
 
 
@@ -152,19 +133,21 @@ def desired_slices(
     generation: int,
     limit: int = MAX_DEVICES_PER_SLICE,
     taints: TaintPolicy | None = None,
+    sharing: SharingPolicy | None = None,
 ) -> tuple[ResourceSlice, ...]:
     """The pool named after the node, split so no slice exceeds `limit` devices (64 once any
-    device carries a taint, as the API server requires).
+    device carries a taint, as the API server requires); the chips `sharing` shares published
+    as sharing.py says (plain devices, without vNPUs).
 
     An empty inventory still yields one empty slice: "driver up, no devices" differs from
     "no pool". A chip offering vNPUs gets a slice of its own holding its counter set, the whole chip
     and its vNPU devices: in resource.k8s.io/v1 as 1.34 serves it, a device may only consume
     counters of its own slice, and a slice holds at most 32 counters in all.
     """
-    devices = pool_devices(inventory, taints)
+    devices = pool_devices(inventory, taints, sharing)
     if any(d.taints for d in devices):
         limit = min(limit, MAX_DEVICES_PER_SLICE_WITH_TAINTS)
-    layouts = chip_layouts(inventory)
+    layouts = chip_layouts(inventory, sharing)
     if layouts and inventory.counter_slices:
         return _counters_apart(
             inventory, layouts, devices, driver=driver, generation=generation, limit=limit

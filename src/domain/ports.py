@@ -205,3 +205,16 @@ class VnpuTable(Protocol):
     def destroy(self, *, device: Device, vnpu_id: int) -> None:
         """Destroy the vNPU; destroying one that does not exist is not an error."""
         ...
+
+
+class DeviceShareMode(Protocol):
+    """The hardware's container-sharing mode (npu-smi's `device-share`): without it a chip's
+    device node serves one container at a time, so a chip is put in it before a share of it is
+    prepared (app/services/device_share.py). Hardware that shares without a mode (GPUs, by
+    time-slicing) has a port that changes nothing."""
+
+    def enable_device_share(self, *, device: Device) -> bool:
+        """Put the chip in sharing mode. Idempotent: True where this call turned it on, False
+        where it already was (or needs none); DomainError naming the chip where it cannot be (a
+        chip whose family has no such mode: the message names the family)."""
+        ...

@@ -1,6 +1,7 @@
 """The hardware contract run over every HardwareProbe adapter: FakeHardware from node
 descriptions, NpuSmiProbe over every recorded `npu-smi info` (through the fake npu-smi), and
 NvmlProbe over the fake NVML (recorded `nvidia-smi -q -x` of real GPUs, and described nodes).
+At the end, the chips' container-sharing mode (DeviceShareMode) over its four adapters.
 
 With `--hardware-backend=MODULE:FACTORY` the contract class runs against that backend only.
 """
@@ -15,17 +16,21 @@ import attrs
 import pytest
 import yaml
 
+from npu_dra.adapters.hardware.dcmi.device_share import DcmiDeviceShare
 from npu_dra.adapters.hardware.errors import ProbeError
 from npu_dra.adapters.hardware.fake import FakeHardware
+from npu_dra.adapters.hardware.npu_smi.device_share import NpuSmiDeviceShare
 from npu_dra.adapters.hardware.npu_smi.probe import NpuSmiProbe
 from npu_dra.adapters.hardware.npu_smi.replay import recorded
+from npu_dra.adapters.hardware.nvml.device_share import TimeSlicedGpus
 from npu_dra.adapters.hardware.nvml.fake import fake_gpu_node
 from npu_dra.adapters.hardware.nvml.library import NvmlError
 from npu_dra.adapters.hardware.nvml.smi_xml import FakeNvml
 from npu_dra.contract import HardwareBackend, HardwareContract, load_backend
-from npu_dra.domain.device import NodeInventory
+from npu_dra.domain.device import Device, NodeInventory
+from npu_dra.domain.errors import DomainError
 from npu_dra.domain.ids import DeviceName, NodeName
-from npu_dra.domain.ports import HardwareProbe
+from npu_dra.domain.ports import DeviceShareMode, HardwareProbe
 from tests.support.dcmi_stub import dcmi_backend
 from tests.support.fake_npu_smi import (
     FIXTURES,
@@ -332,3 +337,148 @@ def test_a_broken_rule_fails_naming_the_rule(
         getattr(HardwareContract(), test)(backend)
     assert str(failed.value).startswith("hardware contract rule broken: ")
     assert says in str(failed.value)
+
+
+# -- the chips' container-sharing mode (DeviceShareMode, #31) over every adapter ---------------
+
+
+@attrs.frozen
+class ShareBackend:
+    """`mode()`: a fresh node whose chips are all out of sharing mode; `chips`: two of its chips
+    that have the mode; `without()`: a node and a chip of it without the mode; `broken()`: a node
+    whose tool fails (the error must name the chip)."""
+
+    mode: Callable[[], DeviceShareMode]
+    chips: tuple[Device, Device]
+    needs_mode: bool = True  # False: the hardware shares without one (GPUs)
+    without: Callable[[], tuple[DeviceShareMode, Device]] | None = None
+    broken: list[Callable[[], DeviceShareMode]] = attrs.field(factory=list)
+
+
+def _chip(card: int, chip_name: str = "910B4", chip: int = 0) -> Device:
+    return Device(DeviceName(f"npu-{card}"), card, card, card, chip, chip_name, 32 * 2**30)
+
+
+def _npu_smi_share(tmp_path: Path, **manifest: Any) -> tuple[FakeNpuSmi, DeviceShareMode]:
+    directory = tmp_path / f"npu-smi-{len(list(tmp_path.glob('npu-smi-*')))}"
+    fake = FakeNpuSmi(directory, {**load_scenario("910B4_8npu"), **manifest})
+    return fake, NpuSmiDeviceShare(npu_smi=fake.path, timeout=2.0)
+
+
+def _faulty_npu_smi(tmp_path: Path, prefix: list[str], **fault: Any) -> DeviceShareMode:
+    fake, mode = _npu_smi_share(tmp_path)
+    fake.set_fault(prefix, **fault)
+    return mode
+
+
+class _DcmiShareCalls:
+    """libdcmi.so's two device-share calls as the library answers them (Huawei's DCMI API
+    reference, dcmi_get|set_device_share_enable): 1 on, 0 off; -8255 for a chip without."""
+
+    def __init__(self, without: frozenset[int] = frozenset()) -> None:
+        self.on: set[tuple[int, int]] = set()
+        self._without = without
+
+    def dcmi_get_device_share_enable(self, card: int, chip: int, flag: Any) -> int:
+        if card in self._without:
+            return -8255
+        flag._obj.value = int((card, chip) in self.on)
+        return 0
+
+    def dcmi_set_device_share_enable(self, card: int, chip: int, value: int) -> int:
+        if card in self._without:
+            return -8255
+        (self.on.add if value else self.on.discard)((card, chip))
+        return 0
+
+
+def _dcmi_share(without: frozenset[int] = frozenset()) -> DeviceShareMode:
+    return DcmiDeviceShare(dcmi=_DcmiShareCalls(without))  # type: ignore[arg-type]
+
+
+def share_backends(tmp_path: Path) -> dict[str, ShareBackend]:
+    gpus = tuple(fake_gpu_node(NVML_NODES["A100-x8-described"], node=NODE).probe().devices[:2])
+    return {
+        "fake": ShareBackend(
+            lambda: FakeHardware({"chip": "310P3", "count": 2}, node=NODE).device_share(),
+            (_chip(0, "310P3"), _chip(1, "310P3")),
+            without=lambda: (
+                FakeHardware({"chip": "910A", "count": 1}, node=NODE).device_share(),
+                _chip(0, "910A"),
+            ),
+        ),
+        "npu-smi": ShareBackend(
+            lambda: _npu_smi_share(tmp_path)[1],
+            (_chip(0), _chip(3)),
+            without=lambda: (_npu_smi_share(tmp_path, device_share=False)[1], _chip(0, "910A")),
+            broken=[
+                lambda: _faulty_npu_smi(
+                    tmp_path,
+                    ["set", "-t", "device-share"],
+                    exit=215,
+                    stdout="\tStatus                         : Fail\n\tMessage : Failed to set\n",
+                ),
+                lambda: _faulty_npu_smi(tmp_path, ["info", "-t", "device-share"], delay=60),
+                lambda: _faulty_npu_smi(tmp_path, ["info", "-t", "device-share"], stdout="?\n"),
+            ],
+        ),
+        "dcmi": ShareBackend(
+            _dcmi_share,
+            (_chip(0), _chip(1)),
+            without=lambda: (_dcmi_share(frozenset({0})), _chip(0, "910A")),
+        ),
+        "nvml": ShareBackend(TimeSlicedGpus, (gpus[0], gpus[1]), needs_mode=False),
+    }
+
+
+SHARE_BACKENDS = ("fake", "npu-smi", "dcmi", "nvml")
+
+
+@pytest.mark.parametrize("name", SHARE_BACKENDS)
+def test_device_share_turns_each_chip_on_once(name: str, tmp_path: Path) -> None:
+    backend = share_backends(tmp_path)[name]
+    mode = backend.mode()
+    first = [mode.enable_device_share(device=chip) for chip in backend.chips]
+    again = [mode.enable_device_share(device=chip) for chip in backend.chips]
+    assert first == [backend.needs_mode] * 2, "each chip is turned on by its first call"
+    assert again == [False, False], "a chip already on is left as it is"
+
+
+@pytest.mark.parametrize("name", ["fake", "npu-smi", "dcmi"])
+def test_device_share_of_a_chip_without_the_mode_names_the_chip_and_its_family(
+    name: str, tmp_path: Path
+) -> None:
+    without = share_backends(tmp_path)[name].without
+    assert without is not None
+    mode, chip = without()
+    with pytest.raises(DomainError) as raised:
+        mode.enable_device_share(device=chip)
+    assert f"{chip.name} (910A, Ascend910 family) has no container-sharing mode" in str(
+        raised.value
+    )
+
+
+@pytest.mark.parametrize("variant", range(3))
+def test_npu_smi_device_share_failures_name_the_chip_and_the_command(
+    variant: int, tmp_path: Path
+) -> None:
+    mode = share_backends(tmp_path)["npu-smi"].broken[variant]()
+    with pytest.raises(ProbeError) as raised:
+        mode.enable_device_share(device=_chip(5))
+    said = str(raised.value)
+    assert said.startswith("npu-5: ")
+    assert "`npu-smi " in said
+    assert "-t device-share -i 5 -c 0" in said
+
+
+def test_npu_smi_device_share_answers_the_prompt_and_asks_only_while_the_mode_is_off(
+    tmp_path: Path,
+) -> None:
+    fake, mode = _npu_smi_share(tmp_path)
+    assert mode.enable_device_share(device=_chip(2))  # the replay aborts unless it reads Y
+    assert mode.enable_device_share(device=_chip(2)) is False
+    assert fake.calls() == [
+        "info -t device-share -i 2 -c 0",
+        "set -t device-share -i 2 -c 0 -d 1",
+        "info -t device-share -i 2 -c 0",
+    ]

@@ -111,7 +111,7 @@ def test_the_examples_and_the_device_plugin_daemonset_apply_server_side(
     result = plane.kubectl("apply", "--server-side", "--dry-run=server", "-f", str(EXAMPLES))
     kinds = [line.split("/")[0] for line in result.stdout.splitlines()]
     assert kinds.count("resourceclaim.resource.k8s.io") == 4, result.stdout
-    assert kinds.count("pod") == 5, result.stdout
+    assert kinds.count("pod") == 6, result.stdout
     plane.kubectl("apply", "--server-side", "--dry-run=server", "-f", str(DEVICE_PLUGIN_DAEMONSET))
     # The dry run compiles the claims' CEL: a broken selector would have been refused.
     broken = only(load([EXAMPLES / "numa-claim.yaml"]), "ResourceClaim")

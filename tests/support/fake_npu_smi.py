@@ -10,6 +10,10 @@ what the test says, vNPU commands included (the replay answers those from its li
 `set_answer` cannot reach): from then on the launcher runs this file, which answers a matching
 call itself and hands any other to the replay.
 
+`info|set -t device-share` (a chip's container-sharing mode) answer from the replay's live state
+(replay_device_share.py): `without_device_share()` makes the chips have no such mode, `reboot()`
+turns every chip's mode off, as a reboot does, and `device_share_on()` says which chips have it.
+
 `make_vnpu_nodes(dev_root)` makes the fake act as the driver does for a vNPU: `set -t create-vnpu`
 that succeeds makes its character device `<dev_root>/vdavinci<id>`, `destroy-vnpu` removes it
 (the launcher runs this file from then on too), so a container can be given the vNPU on a real
@@ -27,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from npu_dra.adapters.hardware.npu_smi.replay import write_launcher
+from npu_dra.adapters.hardware.npu_smi.replay_device_share import STATE_FILE as SHARE_STATE
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "npu-smi"
 SCENARIOS = FIXTURES / "scenarios"
@@ -118,6 +123,21 @@ class FakeNpuSmi:
         destroyed loses it, as the driver does (module docstring)."""
         self._env[VNPU_DEV_ENV] = str(dev_root)
         self._launch_through_faults()
+
+    def without_device_share(self) -> None:
+        """From the next call on, the chips have no container-sharing mode (910A, 950)."""
+        self.manifest["device_share"] = False
+        self._write()
+
+    def reboot(self) -> None:
+        """Every chip's container-sharing mode off, as after a reboot."""
+        (self.directory / SHARE_STATE).unlink(missing_ok=True)
+
+    def device_share_on(self) -> set[str]:
+        """The chips (`card/chip`) whose container-sharing mode is on."""
+        path = self.directory / SHARE_STATE
+        state = json.loads(path.read_text()) if path.exists() else {}
+        return {chip for chip, on in state.items() if on}
 
     def clear_faults(self) -> None:
         self.manifest.pop("faults", None)

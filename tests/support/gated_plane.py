@@ -1,5 +1,6 @@
-"""A control plane with the DRA gates that are off in v1.34 and that vNPU devices and
-extended-resource pods need (DRAPartitionableDevices, DRAExtendedResource), for test modules to
+"""A control plane with the DRA gates that are off in v1.34 and that vNPU devices,
+extended-resource pods and shared chips need (DRAPartitionableDevices, DRAExtendedResource,
+DRAConsumableCapacity), for test modules to
 wrap in a fixture of their own: `yield from gated_control_plane(k8s_bin_dir, tmp_path_factory)`."""
 
 from __future__ import annotations
@@ -11,7 +12,11 @@ import pytest
 
 from tests.support.controlplane import ControlPlane, ControlPlaneError
 
-GATES = {"DRAPartitionableDevices": True, "DRAExtendedResource": True}
+GATES = {
+    "DRAPartitionableDevices": True,
+    "DRAExtendedResource": True,
+    "DRAConsumableCapacity": True,
+}
 
 
 def gated_control_plane(

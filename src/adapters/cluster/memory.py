@@ -15,6 +15,7 @@ import uuid
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from npu_dra.adapters.cluster.memory_fields import ServedFields
 from npu_dra.adapters.kube_shapes.claims import (
     allocation_to_api,
     claim_from_api,
@@ -58,11 +59,12 @@ class MemoryCluster:
         partitionable: bool = True,
         counters_apart: bool = False,
         device_taints: bool = True,
+        consumable: bool = True,
     ) -> None:
         # partitionable False: a server without DRAPartitionableDevices, which drops the counter
-        # fields; counters_apart: one that wants counter sets in slices of their own (1.35+).
-        self._partitionable = partitionable
-        self._counters_apart = counters_apart
+        # fields; counters_apart: one that wants counter sets in slices of their own (1.35+);
+        # consumable False: one without DRAConsumableCapacity (memory_fields.py).
+        self._fields = ServedFields(partitionable, counters_apart, consumable)
         # Whether it keeps devices[].taints, as a server with DRADeviceTaints on does; off, it
         # drops them on write without an error, as such a server does.
         self._device_taints = device_taints
@@ -76,29 +78,14 @@ class MemoryCluster:
         self._watchers: list[_Watch] = []
 
     def partitionable_layout(self, *, node: NodeName, driver: DriverName) -> str | None:
-        if not self._partitionable:
+        if not self._fields.partitionable:
             return None
-        return "apart" if self._counters_apart else "same-slice"
-
-    def _served(self, body: dict[str, Any]) -> dict[str, Any]:
-        """A slice as this server keeps it: without counter fields where it has no partitionable
-        devices; refused with both devices and counters where it wants them apart."""
-        if body.get("kind") != "ResourceSlice":
-            return body
-        spec = body.get("spec", {})
-        if self._counters_apart and "devices" in spec and spec.get("sharedCounters"):
-            raise ValueError("ResourceSlice: sharedCounters and devices may not be set together")
-        if self._partitionable:
-            return body
-        spec.pop("sharedCounters", None)
-        for device in spec.get("devices") or []:
-            device.pop("consumesCounters", None)
-        return body
+        return "apart" if self._fields.counters_apart else "same-slice"
 
     # --- generic object store -------------------------------------------------------------
     def create(self, obj: Mapping[str, Any]) -> dict[str, Any]:
         with self._lock:
-            body = self._served(_copy(dict(obj)))
+            body = self._fields.served(_copy(dict(obj)))
             meta = body.setdefault("metadata", {})
             if not meta.get("name"):
                 meta["name"] = self._generated_name(body["kind"], meta.get("generateName", ""))
@@ -114,7 +101,7 @@ class MemoryCluster:
     def update(self, obj: Mapping[str, Any]) -> dict[str, Any]:
         """Replace an object; a stale resourceVersion is a conflict, as on a real server."""
         with self._lock:
-            body = self._served(_copy(dict(obj)))
+            body = self._fields.served(_copy(dict(obj)))
             current = self._objects.get(self._key(body))
             if current is None:
                 raise NotFound(f"{self._key(body)} does not exist")
@@ -205,6 +192,9 @@ class MemoryCluster:
 
     def serves_device_taints(self, *, node: NodeName, driver: DriverName) -> bool:
         return self._device_taints
+
+    def serves_consumable_capacity(self, *, node: NodeName, driver: DriverName) -> bool:
+        return self._fields.consumable
 
     def get_device_class(self, *, name: DeviceClassName) -> DeviceClass:
         obj = self.get("DeviceClass", name)

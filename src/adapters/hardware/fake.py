@@ -29,6 +29,7 @@ import yaml
 from npu_dra.adapters.hardware.ascend_host import AscendHostPaths
 from npu_dra.adapters.hardware.chips import CHIPS, ChipFacts
 from npu_dra.adapters.hardware.description import ASCEND_FIELDS, check_description
+from npu_dra.adapters.hardware.device_share import FakeDeviceShare
 from npu_dra.adapters.hardware.errors import ProbeError
 from npu_dra.adapters.hardware.fake_vnpu import FakeVnpuTable
 from npu_dra.adapters.hardware.health_words import health_of
@@ -61,6 +62,11 @@ class FakeHardware:
         self._health_overrides: dict[int, Health] = {}
         self._vnpu_table: FakeVnpuTable | None = None
         self._fault_table = fault_table
+        self._device_share = FakeDeviceShare()
+
+    def device_share(self) -> FakeDeviceShare:
+        """The chips' container-sharing mode (a DeviceShareMode): the node's one."""
+        return self._device_share
 
     def vnpu_table(self) -> FakeVnpuTable | None:
         """The vNPU table (the vNPU capability) if the description has `vnpu:`."""

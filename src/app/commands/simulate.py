@@ -201,7 +201,7 @@ def node_plugin(
     from npu_dra.app.wiring.hardware import hardware_probe
     from npu_dra.domain.ids import DriverName
 
-    name, hardware = scenario.nodes[index]
+    name, hardware, sharing = scenario.nodes[index]
     # An NVIDIA node's devices belong to the GPU profile and its driver; --driver-name names
     # the Ascend nodes' driver.
     gpu = is_gpu_description(hardware)
@@ -213,6 +213,7 @@ def node_plugin(
         cdi_root=base.cdi_root / name,
         plugins_dir=base.plugins_dir / name,
         vnpu="templates" if hardware.get("vnpu") else "none",
+        **sharing.settings(),
     )
     layout = root.cluster().partitionable_layout(node=name, driver=DriverName(base.driver_name))
     inventory = InventoryCache(vnpu_probe_if_described(hardware_probe(settings), layout))
@@ -229,9 +230,11 @@ def _publisher(
     root: "Container", settings: Settings, inventory: "InventoryCache"
 ) -> "PoolPublisher":
     """As the plugin publishes: unhealthy devices tainted where the server keeps taints (the
-    simulated version's DRADeviceTaints), else left out."""
+    simulated version's DRADeviceTaints), else left out; chips shared as the node's sharedChips
+    (or --shared-chips) say, multi-allocatable where DRAConsumableCapacity is on."""
     from npu_dra.app.services.device_taints import TaintMode
     from npu_dra.app.services.publisher import PoolPublisher
+    from npu_dra.app.wiring.node import sharing_mode
     from npu_dra.domain.device_taints import parse_taint_policy
     from npu_dra.domain.ids import DriverName
 
@@ -240,4 +243,7 @@ def _publisher(
     if settings.simulated is not None and settings.simulated.on("DRADeviceTaints"):
         policy = parse_taint_policy(settings.taint_effects)
         taints = TaintMode(policy=policy, support=root.cluster(), driver=driver)
-    return PoolPublisher(inventory=inventory, cluster=root.cluster(), driver=driver, taints=taints)
+    sharing = sharing_mode(settings, root.cluster())
+    return PoolPublisher(
+        inventory=inventory, cluster=root.cluster(), driver=driver, taints=taints, sharing=sharing
+    )

@@ -1,5 +1,5 @@
 """The cluster-facing options: which API server the kubelet plugin talks to, how long a prepare
-waits for it, and what it publishes there (vNPUs, device taints).
+waits for it, and what it publishes there (vNPUs, device taints, shared chips).
 """
 
 from npu_dra.app.options.option import Option
@@ -7,8 +7,10 @@ from npu_dra.app.options.values import (
     CLUSTERS,
     DEVICE_TAINTS,
     VNPU_MODES,
+    chip_shares,
     claim_fetch_timeout,
     one_of,
+    shared_chips,
     switch,
     taint_effects,
 )
@@ -77,5 +79,29 @@ CLUSTER = (
         taint_effects,
         "TAINT_EFFECTS",
         "WORD=EFFECT,...",
+    ),
+)
+
+# README "Shared chips" (domain/sharing.py): the same flags on the kubelet plugin and simulate.
+SHARING = (
+    Option(
+        "shared_chips",
+        ("--shared-chips",),
+        "chips several claims may share: all, or device names (npu-0,npu-3); published with "
+        "consumable capacity where the API server serves it (DRAConsumableCapacity), else as "
+        "--chip-shares fixed share devices each; a shared chip offers no vNPUs; empty: none",
+        "",
+        shared_chips,
+        "SHARED_CHIPS",
+        "all|NAME,...",
+    ),
+    Option(
+        "chip_shares",
+        ("--chip-shares",),
+        "fixed share devices per shared chip (2-100) where consumable capacity is not served",
+        "4",
+        chip_shares,
+        "CHIP_SHARES",
+        "N",
     ),
 )

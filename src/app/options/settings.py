@@ -19,6 +19,7 @@ from npu_dra.app.options.values import Hardware, OptionError, hardware
 if TYPE_CHECKING:
     from npu_dra.domain.cdi import Mount
     from npu_dra.domain.fault_codes import FaultCodeTable
+    from npu_dra.domain.ids import DeviceName
     from npu_dra.domain.scheduling.versions import SchedulerVersion
 
 # The kubelet's gRPC probe dials the pod IP (the node's own, with hostNetwork).
@@ -66,6 +67,8 @@ class Settings:
     device_taints: str
     taint_effects: str
     fault_codes: "FaultCodeTable | None"
+    shared_chips: "frozenset[DeviceName] | None"  # empty: none shared; None: all
+    chip_shares: int
     device_plugin_path: Path
     resource_name: str
     cdi_enabled: bool

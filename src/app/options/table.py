@@ -10,7 +10,7 @@ import argparse
 import os
 from collections.abc import Mapping
 
-from npu_dra.app.options.cluster import CLUSTER
+from npu_dra.app.options.cluster import CLUSTER, SHARING
 from npu_dra.app.options.kubelet import (
     API_LOCK,
     BOOT_ID,
@@ -38,6 +38,7 @@ OPTIONS: Mapping[str, Option] = {
         *DEVICE_PLUGIN,
         RUNTIME_VISIBLE_DEVICES,
         *CLUSTER,
+        *SHARING,
         *PORTS,
         *LOGGING,
         OUTPUT,
@@ -59,7 +60,7 @@ COMMANDS: Mapping[str, tuple[str, ...]] = {
         "boot_id_file",
         *("cluster", "health_interval", "claim_fetch_timeout", "claim_prefetch", "vnpu"),
         *("metrics_port", "device_taints", "taint_effects", "runtime_visible_devices"),
-        "fault_codes",
+        *("fault_codes", "shared_chips", "chip_shares"),
         *_LOGGING,
     ),
     "device-plugin": (
@@ -84,6 +85,7 @@ COMMANDS: Mapping[str, tuple[str, ...]] = {
             "driver_name",
         ),
         *("cdi_out", "explain", "fail_on_pending", "kubernetes_version", "feature_gates"),
+        *("shared_chips", "chip_shares"),
         *_LOGGING,
     ),
 }

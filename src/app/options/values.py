@@ -16,6 +16,7 @@ import attrs
 
 if TYPE_CHECKING:
     from npu_dra.domain.cdi import Mount
+    from npu_dra.domain.ids import DeviceName
 
 
 LOG_LEVELS = ("debug", "info", "warning", "error")
@@ -117,6 +118,26 @@ def taint_effects(text: str) -> str:
     except DomainError as error:
         raise argparse.ArgumentTypeError(str(error)) from None
     return text
+
+
+def shared_chips(text: str) -> "frozenset[DeviceName] | None":
+    """`--shared-chips`: "" (none), "all" (None), or chip device names separated by commas."""
+    from npu_dra.domain.sharing import SharingSyntaxError, parse_shared_chips
+
+    try:
+        return parse_shared_chips(text)
+    except SharingSyntaxError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
+
+
+def chip_shares(text: str) -> int:
+    """`--chip-shares`: fixed shares per shared chip (2-100)."""
+    from npu_dra.domain.sharing import SharingSyntaxError, parse_chip_shares
+
+    try:
+        return parse_chip_shares(text)
+    except SharingSyntaxError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
 
 
 def switch(text: str) -> bool:

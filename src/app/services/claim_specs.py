@@ -19,13 +19,13 @@ from collections.abc import Callable, Iterable
 import attrs
 
 from npu_dra.app.services.vnpu import VnpuService
-from npu_dra.domain.cdi import CdiSpec, claim_cdi_spec
+from npu_dra.domain.cdi import CdiSpec
 from npu_dra.domain.checkpoint import Checkpoint, PreparedClaim, gone_devices
 from npu_dra.domain.claims import ClaimRef
 from npu_dra.domain.errors import DeviceGone, DomainError
 from npu_dra.domain.ids import ClaimUID
 from npu_dra.domain.ports import CdiStore
-from npu_dra.domain.prepare import NodeContext
+from npu_dra.domain.prepare import NodeContext, recorded_spec
 
 log = logging.getLogger(__name__)
 
@@ -125,17 +125,4 @@ class ClaimSpecs:
             )
         if self._vnpus is not None and any(d.vnpu for d in claim.devices):
             return self._vnpus.spec(claim, context)
-        inventory = context.inventory
-        devices = []
-        for prepared in claim.devices:
-            device = inventory.get(prepared.device)
-            if device is None:
-                raise DomainError(f"device {prepared.device} is no longer on this node")
-            devices.append(device)
-        return claim_cdi_spec(
-            claim.ref.uid,
-            devices,
-            driver=context.driver,
-            profile=context.profile,
-            host=inventory.host,
-        )
+        return recorded_spec(claim, context)  # shares of chips included (#31)

@@ -12,7 +12,7 @@ Contracts:
   rolls memory back to the last save; its calls get the error, a prepare removes its spec.
 - vNPUs: the record is saved first, then the vNPUs are made outside the state lock, under
   per-chip locks (app/services/vnpu), so chips work in parallel; a failure undoes spec and record.
-  Unprepare destroys them (the same way) before the record goes.
+  Unprepare destroys them (the same way) before the record goes. Shared chips: device_share.
 - New claims are read concurrently, under one deadline below the kubelet's 45 s (claim_fetch).
 - API reads happen outside the state lock; every state change happens under it. An unprepare
   that arrives while a prepare of the same claim waits on the API cancels that prepare's commit
@@ -30,6 +30,7 @@ from collections.abc import Mapping, Sequence
 from npu_dra.app.services.call_log import CallLog
 from npu_dra.app.services.claim_fetch import ClaimReads, Fetched, Prefetched
 from npu_dra.app.services.claim_specs import ClaimSpecs
+from npu_dra.app.services.device_share import DeviceShareService, SharingRepair
 from npu_dra.app.services.group_commit import GroupCommit
 from npu_dra.app.services.inflight import InFlight, PendingPrepare
 from npu_dra.app.services.inventory import InventoryCache
@@ -63,8 +64,10 @@ class ClaimPreparer:
         fetch_workers: int = FETCH_WORKERS,
         vnpus: VnpuService | None = None,
         prefetched: Prefetched | None = None,
+        shares: DeviceShareService | None = None,  # shared chips (app/services/device_share)
     ) -> None:
         self._cdi, self._checkpoints = cdi, checkpoints
+        self._shares = shares or DeviceShareService()  # without one, no chip's mode is changed
         self._inventory, self._driver, self._profile = inventory, driver, profile
         self._reads = ClaimReads(
             cluster, deadline_s=fetch_deadline_s, concurrency=fetch_workers, prefetched=prefetched
@@ -72,16 +75,15 @@ class ClaimPreparer:
         self._state = GroupCommit(
             lambda checkpoint: checkpoints.save(checkpoint=checkpoint), Checkpoint()
         )
-        self._loaded = False
-        self._lock = self._state.lock
+        self._loaded, self._lock = False, self._state.lock
         self._in_flight = InFlight()
         self._calls = CallLog(log)
         self._vnpus = vnpus  # claims allocated vNPU devices go through it (app/services/vnpu)
         self._specs = ClaimSpecs(cdi=cdi, context=self._context, vnpus=vnpus)
-        self._repairs = StartupRepair(
+        self._repairs = SharingRepair(StartupRepair(
             lock=self._lock, current=self._checkpoint, reload=self._reload, cdi=cdi,
             stores=(checkpoints, cdi), specs=self._specs, inventory=inventory, vnpus=vnpus,
-        )  # fmt: skip
+        ), self._shares, self.prepared, inventory.known_or_error)  # fmt: skip
 
     def prepare(self, refs: Sequence[ClaimRef]) -> dict[ClaimUID, ClaimOutcome]:
         began = time.monotonic()
@@ -91,7 +93,7 @@ class ClaimPreparer:
         try:
             fresh = [ref for ref in refs if ref.uid not in known]
             self._inventory_for(refs, known)
-            fetched = self._reads.fetch(fresh)
+            fetched = self._shares.ready(self._reads.fetch(fresh), self._driver, self._context)
             with self._lock:
                 before = self._checkpoint()
                 outcomes, checkpoint = self._commit(refs, fetched, pending)
@@ -281,13 +283,14 @@ class ClaimPreparer:
 
     def _context(self) -> NodeContext:
         inventory = self._inventory.known_or_error()
-        return NodeContext(self._driver, PoolName(inventory.node), inventory, self._profile)
+        pool = PoolName(inventory.node)
+        return NodeContext(self._driver, pool, inventory, self._profile, self._shares.policy)
 
     def _plan(self, claim: ResourceClaim, checkpoint: Checkpoint) -> PreparePlan:
         context = self._context()
         if self._vnpus is not None and self._vnpus.claims_vnpu_devices(claim, context):
             return self._vnpus.prepare(claim, context, checkpoint)
-        return plan_prepare(claim, context, checkpoint.holders())
+        return plan_prepare(claim, context, checkpoint.holders(), checkpoint.sharers())
 
 
 def _other_identity(ref: ClaimRef, recorded: PreparedClaim) -> str:

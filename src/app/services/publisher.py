@@ -2,6 +2,7 @@
 
 import logging
 
+from npu_dra.app.services.chip_sharing import SharingMode
 from npu_dra.app.services.device_taints import TaintMode
 from npu_dra.app.services.inventory import InventoryCache
 from npu_dra.domain.ids import DriverName
@@ -19,16 +20,21 @@ class PoolPublisher:
         cluster: ClusterApi,
         driver: DriverName,
         taints: TaintMode | None = None,
+        sharing: SharingMode | None = None,
     ) -> None:
         self._inventory = inventory
         self._cluster = cluster
         self._driver = driver
         self._taints = taints  # None: unusable devices are left out (no taints)
+        self._sharing = sharing  # None: no chip is shared
 
     def publish(self, *, refresh: bool = True) -> tuple[ResourceSlice, ...]:
         current = self._inventory.refresh() if refresh else self._inventory.current()
         taints = self._taints.policy(current.node) if self._taints is not None else None
-        desired = desired_slices(current, driver=self._driver, generation=0, taints=taints)
+        sharing = self._sharing.policy(current) if self._sharing is not None else None
+        desired = desired_slices(
+            current, driver=self._driver, generation=0, taints=taints, sharing=sharing
+        )
         stored = self._cluster.publish_pool(node=current.node, driver=self._driver, slices=desired)
         devices = sum(len(s.devices) for s in stored)
         log.info("published pool %s: %d slice(s), %d device(s)", current.node, len(stored), devices)

@@ -41,7 +41,7 @@ from npu_dra.domain.errors import DomainError, PrepareError
 from npu_dra.domain.ids import ClaimUID, DeviceName
 from npu_dra.domain.pool import chip_layouts
 from npu_dra.domain.ports import CheckpointStore, VnpuTable
-from npu_dra.domain.prepare import NodeContext, PreparePlan
+from npu_dra.domain.prepare import NodeContext, PreparePlan, configured_results
 from npu_dra.domain.prepare_vnpu import (
     handed_from_record,
     names_vnpu_devices,
@@ -106,7 +106,7 @@ class VnpuService:
         layouts = chip_layouts(node.inventory)
         parents = {
             p.parent
-            for r in claim.results_for(node.driver)
+            for r in configured_results(claim, node.driver)  # ConfigError first, as plan_prepare
             if (p := find_vnpu_device(layouts, r.device)) is not None
         }
         taken = set(checkpoint.vnpus()) | self._foreign_ids(node.inventory, parents, checkpoint)

@@ -6,7 +6,8 @@ first reason it fails, checked in the scheduler's order: an untolerated taint (n
 selector or affinity, the pod's cpu, memory or pod count beyond what the node has free (with the
 numbers), a claim allocated on another node, then per claim and request how many of
 the node's devices match the class and the request's selectors, how many of those are free and
-how many are needed (a CEL error is named with its expression and device), then the pod's
+how many are needed (a CEL error is named with its expression and device; with consumable
+capacity, how many have the capacity asked left: explain_capacity.py), then the pod's
 requests together, each claim's matchAttribute constraint over the free devices, and shared
 counters. Nodes with the same reason are grouped. The state is the one the pod was decided in:
 later pods have not taken anything yet.
@@ -18,8 +19,9 @@ from fractions import Fraction
 
 import attrs
 
+from npu_dra.app.simulation.explain_capacity import has_room, no_room
 from npu_dra.app.simulation.index import ClusterIndex, NodeState
-from npu_dra.domain.claims import AllocationMode, DeviceClass, ResourceClaim
+from npu_dra.domain.claims import AllocationMode, CapacityAmounts, DeviceClass, ResourceClaim
 from npu_dra.domain.ids import DeviceClassName
 from npu_dra.domain.quantity import Quantity
 from npu_dra.domain.scheduling.constraints import lookup_attribute
@@ -32,7 +34,7 @@ from npu_dra.domain.scheduling.resources import TOO_MANY_PODS, insufficient
 
 NO_COMBINATION = (
     "the free devices match every request, but no combination of them satisfies the claims "
-    "together (constraints or shared counters)"
+    "together (constraints, shared counters or capacity)"
 )
 
 
@@ -54,6 +56,7 @@ class Need:
     all_mode: bool
     count: int
     admin: bool
+    capacity: CapacityAmounts = ()
 
     @property
     def label(self) -> str:
@@ -142,8 +145,15 @@ def _devices_reason(
         matching, error = _matching(state.devices, need, device_class, matcher)
         if error is not None:
             return f"{need.label}: {error}"
+        if need.all_mode:  # an `All` request asks only the devices with room (request_data.py)
+            matching = [c for c in matching if has_room(c, need.capacity, index)]
         free = [c for c in matching if need.admin or c.key not in index.allocated]
-        short = _shortfall(need, matching, free, [c for c in free if _counted_in(book, c)])
+        roomy = [c for c in free if has_room(c, need.capacity, index)]
+        room = "" if roomy == free else f", {len(roomy)} with the capacity asked left"
+        if free and not roomy:
+            room += f" ({no_room(free[0], need.capacity, index)})"
+        usable = [c for c in roomy if _counted_in(book, c)]
+        short = _shortfall(need, matching, free, usable, (len(roomy), room))
         if short is not None:
             return short
         wanted.append((need, free))
@@ -169,6 +179,7 @@ def _needs(claims: Sequence[ResourceClaim]) -> Iterator[Need]:
                 first.allocation_mode is AllocationMode.ALL,
                 first.count,
                 r.admin_access,
+                first.capacity,
             )
 
 
@@ -210,7 +221,11 @@ def _counted_in(book: CounterBook, candidate: Candidate) -> bool:
 
 
 def _shortfall(
-    need: Need, matching: list[Candidate], free: list[Candidate], usable: list[Candidate]
+    need: Need,
+    matching: list[Candidate],
+    free: list[Candidate],
+    usable: list[Candidate],
+    room: tuple[int, str],  # how many free devices have the capacity asked left, and the words
 ) -> str | None:
     chosen = f"class {need.device_class}" + (
         " and the request's selectors" if need.selectors else ""
@@ -222,13 +237,11 @@ def _shortfall(
         return None
     mode = " (allocationMode All: every matching device)" if need.all_mode else ""
     counted = (
-        f" ({len(usable)} with their slice's shared counters left)"
-        if len(usable) < len(free)
-        else ""
+        f" ({len(usable)} with their slice's shared counters left)" if len(usable) < room[0] else ""
     )
     return (
         f"{need.label}: {len(matching)} device(s) match {chosen}, {len(free)} of them free"
-        f"{counted}, {needed} needed{mode}"
+        f"{room[1]}{counted}, {needed} needed{mode}"
     )
 
 
@@ -236,7 +249,8 @@ def _together(wanted: list[tuple[Need, list[Candidate]]]) -> str | None:
     """Requests that fit one by one may still ask more than their free devices together."""
     needed = sum(len(free) if need.all_mode else need.count for need, free in wanted)
     union = {c.key for need, free in wanted if not need.admin for c in free}
-    if len(wanted) < 2 or len(union) >= needed:
+    shared = any(c.device.allow_multiple_allocations for _, free in wanted for c in free)
+    if len(wanted) < 2 or len(union) >= needed or shared:
         return None
     return f"the pod's requests together need {needed} devices; {len(union)} free ones match them"
 

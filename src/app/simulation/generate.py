@@ -31,7 +31,9 @@ def parse_spec(text: str) -> dict[str, int]:
 
 def generated_scenario(text: str, *, driver: str = DRIVER) -> Scenario:
     spec = parse_spec(text)
-    return scenario_from_documents(documents(**spec, driver=driver), source=f"generated ({text})")
+    return scenario_from_documents(
+        documents(**spec, driver=driver), source=f"generated ({text})", driver=driver
+    )
 
 
 def documents(*, nodes: int, npus: int, pods: int, driver: str = DRIVER) -> list[dict[str, Any]]:

@@ -1,25 +1,31 @@
 """The cluster as the simulated scheduler sees it, indexed once and updated per binding.
 
-Nodes whose pools hold the same devices (names, attributes, capacity) with the same devices in
-use, the same taints and labels (bar the hostname), the same allocatable and the same requests
-of their pods (NodeResourcesFit's filter and every score read them) answer every pod alike: the
-allocator runs once per such class, not once per node, and each class keeps its nodes in a heap
-by (pods bound, name) so the least-loaded member is found without a scan.
+Nodes whose pools hold the same devices (names, attributes, capacity, sharing, taints) with
+the same devices in use (held whole, or by shares consuming the same capacity), the same taints
+and labels (bar the hostname), the same allocatable and the same requests of their pods
+(NodeResourcesFit's filter and every score read them) answer every pod alike: the allocator runs
+once per such class, not once per node, and each class keeps its nodes in a heap by (pods
+bound, name) so the least-loaded member is found without a scan.
 """
 
 import heapq
 from collections.abc import Iterable, Iterator
+from fractions import Fraction
 
 import attrs
 
+from npu_dra.domain.claims import AllocationResult
 from npu_dra.domain.pool import ResourceSlice
 from npu_dra.domain.scheduling.placement import SchedNode
 from npu_dra.domain.scheduling.pools import Candidate, DeviceKey, Pool, gather_pools
 from npu_dra.domain.scheduling.resources import NO_USAGE, PodRequests, Resources, Usage
+from npu_dra.domain.scheduling.shared_use import SharedUse, split_results
 
 HOSTNAME = "kubernetes.io/hostname"
 NO_REQUESTS = PodRequests(Resources(), Resources(), Resources())
 ClassKey = tuple[int, frozenset[int], tuple[object, ...]]
+# a device held by shares, by position: what they consume together (None: no capacity entry)
+ShareKey = tuple[int, tuple[tuple[str, Fraction], ...] | None]
 
 
 @attrs.define
@@ -31,6 +37,7 @@ class NodeState:
     content: int
     used: frozenset[int] = frozenset()
     usage: Usage = NO_USAGE
+    shares: frozenset[ShareKey] = frozenset()
 
     @property
     def load(self) -> int:
@@ -42,7 +49,7 @@ class NodeState:
         return (
             self.content,
             self.used,
-            (self.node.taints, labels, self.node.allocatable, self.usage),
+            (self.node.taints, labels, self.node.allocatable, self.usage, self.shares),
         )
 
 
@@ -60,7 +67,9 @@ class ClusterIndex:
         contents: dict[tuple[object, ...], int] = {}
         self.nodes: dict[str, NodeState] = {}
         self.classes: dict[ClassKey, NodeClass] = {}
-        self.allocated: set[DeviceKey] = set()
+        self.allocated: set[DeviceKey] = set()  # held whole
+        self.shared = SharedUse()  # held by shares (DRAConsumableCapacity)
+        self._owner: dict[DeviceKey, str] = {}  # which node publishes each device
         for node in sorted(nodes, key=lambda n: n.name):
             pools = gather_pools(by_node.get(node.name, []))
             devices = tuple(c for p in pools for c in p.devices)
@@ -70,6 +79,7 @@ class ClusterIndex:
             )
             content = contents.setdefault(shape, len(contents))
             position = {c.key: i for i, c in enumerate(devices)}
+            self._owner.update(dict.fromkeys(position, node.name))
             state = NodeState(node, pools, devices, position, content, usage=node.bound)
             self.nodes[node.name] = state
             self._enter(state)
@@ -102,27 +112,62 @@ class ClusterIndex:
         return (self.nodes[n] for n in sorted(self.classes[key].members))
 
     def bind(
-        self, name: str, devices: Iterable[DeviceKey], requests: PodRequests = NO_REQUESTS
+        self,
+        name: str,
+        results: Iterable[AllocationResult],
+        requests: PodRequests = NO_REQUESTS,
     ) -> None:
-        """A pod bound to `name`, its new claims holding `devices` (admin access excluded), its
-        `requests` counted on the node (none for a pod a snapshot has bound: its node has them)."""
+        """A pod bound to `name`, its new claims holding the devices of `results` (a share's
+        capacity, admin access nothing), its `requests` counted on the node (none for a pod a
+        snapshot has bound: its node has them)."""
         state = self.nodes[name]
         self._leave(state)
-        taken = set(devices)
-        self.allocated |= taken
-        state.used = state.used | {state.position[k] for k in taken if k in state.position}
+        whole, shares = split_results(results, consumable=True)
+        self.allocated.update(whole)
+        for r in shares:
+            self.shared.add(r)
+        self._hold(state, whole, shares)
         state.usage = state.usage.plus(requests)
         self._enter(state)
 
-    def mark_allocated(self, devices: Iterable[DeviceKey]) -> None:
-        """Devices of claims allocated before the run (a scenario's claim status)."""
-        for key in devices:
-            self.allocated.add(key)
-            for state in self.nodes.values():
-                if key in state.position:
-                    self._leave(state)
-                    state.used = state.used | {state.position[key]}
-                    self._enter(state)
+    def mark_allocated(self, results: Iterable[AllocationResult], *, consumable: bool) -> None:
+        """The results of claims allocated before the run (a scenario's or snapshot's claim
+        status): with DRAConsumableCapacity off the scheduler counts a share as the device
+        held whole."""
+        whole, shares = split_results(results, consumable=consumable)
+        self.allocated.update(whole)
+        by_node: dict[str, tuple[list[DeviceKey], list[AllocationResult]]] = {}
+        for key in whole:
+            if key in self._owner:
+                by_node.setdefault(self._owner[key], ([], []))[0].append(key)
+        for r in shares:
+            key = (r.driver, r.pool, r.device)
+            self.shared.add(r)  # on a node or not, as the scheduler counts it
+            if key in self._owner:
+                by_node.setdefault(self._owner[key], ([], []))[1].append(r)
+        for name, (mine, theirs) in by_node.items():
+            state = self.nodes[name]
+            self._leave(state)
+            self._hold(state, mine, theirs)
+            self._enter(state)
+
+    def _hold(
+        self,
+        state: NodeState,
+        whole: list[DeviceKey],
+        shares: list[AllocationResult],
+    ) -> None:
+        """The node's class key after its devices in `whole` and `shares` (both already in
+        `allocated` and `shared`) are held."""
+        state.used = state.used | {state.position[k] for k in whole if k in state.position}
+        touched = {(r.driver, r.pool, r.device) for r in shares} & state.position.keys()
+        if touched:
+            kept = {s for s in state.shares if state.devices[s[0]].key not in touched}
+            state.shares = frozenset(kept | {self._share_key(state, k) for k in touched})
+
+    def _share_key(self, state: NodeState, key: DeviceKey) -> ShareKey:
+        consumed = self.shared.consumed.get(key)
+        return (state.position[key], None if consumed is None else tuple(sorted(consumed.items())))
 
 
 def _shape(candidate: Candidate) -> tuple[object, ...]:
@@ -131,4 +176,7 @@ def _shape(candidate: Candidate) -> tuple[object, ...]:
         device.name,
         tuple(sorted((k, type(v).__name__, v) for k, v in device.attributes.items())),
         tuple(sorted((k, str(q)) for k, q in device.capacity.items())),
+        device.allow_multiple_allocations,
+        tuple(sorted(device.request_policies.items())),
+        device.taints,
     )

@@ -5,8 +5,10 @@ may make there, since it walks a node's pools and slices in random order.
 
 from collections.abc import Callable, Sequence
 
+import attrs
+
 from npu_dra.app.simulation.index import NodeState
-from npu_dra.domain.claims import Allocation, AllocationResult, ResourceClaim
+from npu_dra.domain.claims import Allocation, ResourceClaim
 from npu_dra.domain.ids import NodeName
 from npu_dra.domain.scheduling.allocator import AllocationError, SearchBudgetExceeded
 from npu_dra.domain.scheduling.pools import Pool, walk_orders
@@ -56,5 +58,5 @@ def _moved(allocation: Allocation, source: NodeState, target: NodeState) -> Allo
     results = []
     for r in allocation.results:
         c = target.devices[source.position[(r.driver, r.pool, r.device)]]
-        results.append(AllocationResult(r.request, c.driver, c.pool, c.device.name, r.admin_access))
-    return Allocation(tuple(results), NodeName(target.node.name))
+        results.append(attrs.evolve(r, driver=c.driver, pool=c.pool, device=c.device.name))
+    return Allocation(tuple(results), NodeName(target.node.name), allocation.config)

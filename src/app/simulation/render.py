@@ -12,6 +12,7 @@ import yaml
 from npu_dra.adapters.cdi.codec import encode as encode_cdi
 from npu_dra.app.simulation.render_explain import explain_document, explain_section
 from npu_dra.app.simulation.render_refused import refused_document, refused_rows
+from npu_dra.app.simulation.render_shares import device_text, result_document, share_notes
 from npu_dra.app.simulation.run import PodResult, SimulationResult
 from npu_dra.app.simulation.summary import summary, summary_line
 from npu_dra.domain.device import NodeInventory
@@ -58,6 +59,7 @@ def _decided_as(result: SimulationResult) -> dict[str, Any]:
         "kubernetesVersion": version.version,
         "featureGates": dict(version.gates),
         "allocator": version.variant,
+        **share_notes(result),
     }
 
 
@@ -95,7 +97,8 @@ def _holders(result: SimulationResult) -> dict[tuple[str, str, str], str]:
             for r in claim.allocation.results if claim.allocation and pod.node else ():
                 who = f"{pod.pod.namespace}/{pod.pod.name}"
                 key = (r.driver, r.pool, r.device)
-                held[key] = f"{held[key]},{who}" if key in held else who
+                if who not in held.get(key, "").split(","):  # two shares of one chip: once
+                    held[key] = f"{held[key]},{who}" if key in held else who
     return held
 
 
@@ -217,7 +220,7 @@ def _pod_table_rows(result: SimulationResult) -> Iterator[tuple[str, ...]]:
             yield (name, "-", node, "-", _status(pod))
         for claim in claims:
             devices = claim.allocation.results if claim.allocation and pod.node else ()
-            listed = ",".join(r.device for r in devices) or "-"
+            listed = ",".join(device_text(r) for r in devices) or "-"
             for other in pod.other_choices:
                 if claim.ref.name in other:
                     listed += f" (or {','.join(other[claim.ref.name])})"
@@ -248,7 +251,7 @@ def _pod_document(pod: PodResult) -> dict[str, Any]:
         "reason": pod.reason,
         "claims": {
             c.ref.name: [
-                {"request": r.request, "driver": r.driver, "pool": r.pool, "device": r.device}
+                result_document(r)
                 for r in (c.allocation.results if c.allocation and pod.node else ())
             ]
             for c in pod.claims

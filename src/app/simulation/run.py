@@ -21,7 +21,7 @@ from npu_dra.app.simulation.node_plugins import NodePlugin
 from npu_dra.app.simulation.scenario import PodClaim, Refusal, Scenario, SimPod
 from npu_dra.app.simulation.schedule import Decision, schedule_pod
 from npu_dra.domain.cdi import CdiSpec
-from npu_dra.domain.claims import ResourceClaim
+from npu_dra.domain.claims import AllocationResult, ResourceClaim
 from npu_dra.domain.device import NodeInventory
 from npu_dra.domain.ids import ClaimUID, NodeName
 from npu_dra.domain.pool import ResourceSlice
@@ -75,13 +75,13 @@ def simulate(
 ) -> SimulationResult:
     """What each node publishes, then each pod's decision and, once bound, its preparation, as
     `version` (default: v1.34.3, default gates) decides; `on_pod` hears each pod done."""
+    version = version or scheduler_version()
     published = _publish(scenario, cluster, plugins)
     slices = tuple(cluster.list("ResourceSlice"))
-    index = _cluster_index(scenario, published)
+    index = _cluster_index(scenario, published, consumable=version.on("DRAConsumableCapacity"))
     classes = {c.name: c for c in map(device_class_from_api, scenario.device_classes)}
     matcher = Matcher(evaluator)
     by_node, results = {p.name: p for p in plugins}, []
-    version = version or scheduler_version()
     run_pod = _pod_runner(scenario, version, budget)
     for pod in scenario.pods:
         result = run_pod(pod, cluster, index, classes, matcher)
@@ -133,15 +133,20 @@ def _publish(
     return published
 
 
-def _cluster_index(scenario: Scenario, published: Sequence[ResourceSlice]) -> ClusterIndex:
-    """The nodes and their devices, less those the scenario's claims already hold."""
+def _cluster_index(
+    scenario: Scenario, published: Sequence[ResourceSlice], *, consumable: bool
+) -> ClusterIndex:
+    """The nodes and their devices, less what the scenario's claims already hold (devices
+    whole, or shares of their capacity: index.py)."""
     index = ClusterIndex(scenario.sched_nodes, published)
     index.mark_allocated(
-        (r.driver, r.pool, r.device)
-        for c in map(claim_from_api, scenario.claims)
-        if c.allocation is not None
-        for r in c.allocation.results
-        if not r.admin_access
+        (
+            r
+            for c in map(claim_from_api, scenario.claims)
+            if c.allocation is not None
+            for r in c.allocation.results
+        ),
+        consumable=consumable,
     )
     for _, node in scenario.bound:  # a snapshot's bound pods: the nodes' load, as scored
         if node in index.nodes:
@@ -150,12 +155,14 @@ def _cluster_index(scenario: Scenario, published: Sequence[ResourceSlice]) -> Cl
 
 
 def _held_before(scenario: Scenario) -> dict[tuple[str, str, str], str]:
-    return {
-        (r.driver, r.pool, r.device): f"{c.ref.namespace}/{c.ref.name}"
-        for c in map(claim_from_api, scenario.claims)
-        if c.allocation is not None
-        for r in c.allocation.results
-    }
+    """Who holds each device: a shared one may be held by several claims."""
+    held: dict[tuple[str, str, str], str] = {}
+    for c in map(claim_from_api, scenario.claims):
+        for r in c.allocation.results if c.allocation is not None else ():
+            key, who = (r.driver, r.pool, r.device), f"{c.ref.namespace}/{c.ref.name}"
+            if who not in held.get(key, "").split(","):
+                held[key] = f"{held[key]},{who}" if key in held else who
+    return held
 
 
 def _cdi_specs(plugins: Sequence[NodePlugin]) -> dict[ClaimUID, CdiSpec]:
@@ -213,14 +220,14 @@ def _bind(
 ) -> PodResult:
     assert decision.node is not None
     bound = []
-    taken = []
+    taken: list[AllocationResult] = []
     for claim, allocation in zip(claims, decision.allocations, strict=True):
         if claim.allocation is not None or allocation is None:
             bound.append(claim)
             continue
         cluster.set_allocation(claim.ref, allocation)
         bound.append(attrs.evolve(claim, allocation=allocation))
-        taken += [(r.driver, r.pool, r.device) for r in allocation.results if not r.admin_access]
+        taken += allocation.results
     index.bind(decision.node, taken, pod.placement.requests)
     return PodResult(
         pod,

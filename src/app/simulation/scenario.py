@@ -4,7 +4,7 @@ file lives in scenario_load.py; these are the values the run consumes.
 """
 
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
@@ -13,6 +13,9 @@ from npu_dra.app.simulation.extended import ExtendedRequest
 from npu_dra.domain.errors import DomainError
 from npu_dra.domain.ids import NodeName
 from npu_dra.domain.scheduling.placement import Placement, SchedNode
+
+if TYPE_CHECKING:
+    from npu_dra.app.simulation.scenario_nodes import NodeSharing
 
 
 class ScenarioError(Exception):
@@ -66,7 +69,7 @@ class SimPod:
 @attrs.frozen
 class Scenario:
     source: str
-    nodes: tuple[tuple[NodeName, Mapping[str, Any]], ...]
+    nodes: tuple[tuple[NodeName, Mapping[str, Any], "NodeSharing"], ...]  # name, hardware
     sched_nodes: tuple[SchedNode, ...]
     device_classes: tuple[Mapping[str, Any], ...]
     claims: tuple[Mapping[str, Any], ...]

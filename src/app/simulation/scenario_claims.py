@@ -1,6 +1,8 @@
 """A scenario's DeviceClass, ResourceClaim and ResourceClaimTemplate objects, checked as the API
-server checks them on create: each must decode, and a request for admin access must sit in a
-Namespace labelled for it. The objects themselves go to the cluster as written.
+server checks them on create: each must decode, a request for admin access must sit in a
+Namespace labelled for it, and the simulated driver's config entries must be NpuConfigs, as the
+cluster's ValidatingAdmissionPolicy (deploy/manifests/37-npuconfig-policy.yaml) has them. The
+objects themselves go to the cluster as written.
 """
 
 from collections.abc import Mapping
@@ -8,7 +10,8 @@ from typing import Any
 
 from npu_dra.adapters.kube_shapes.claims import claim_from_api, device_class_from_api, spec_from_api
 from npu_dra.adapters.kube_shapes.reader import Fields, describe
-from npu_dra.domain.claims import ClaimSpec
+from npu_dra.domain.claims import ClaimSpec, OpaqueConfig
+from npu_dra.domain.npu_config import ConfigError, decode
 
 ADMIN_ACCESS_LABEL = "resource.kubernetes.io/admin-access"
 ADMIN_ACCESS_FORBIDDEN = (
@@ -33,17 +36,43 @@ def check_claim_objects(
         check_template(doc, admin_namespaces)
 
 
-def check_claim(doc: Mapping[str, Any], admin_namespaces: set[str]) -> None:
+def check_claim(
+    doc: Mapping[str, Any], admin_namespaces: set[str], driver: str | None = None
+) -> None:
+    """`driver`: whose config entries must be NpuConfigs (None: nobody's, as in a snapshot)."""
     claim = claim_from_api(doc)
     _check_admin_access(doc, claim.spec, claim.ref.namespace, admin_namespaces, "spec")
+    check_npu_configs(doc, claim.spec.config, "spec.devices.config", driver)
 
 
-def check_template(doc: Mapping[str, Any], admin_namespaces: set[str]) -> None:
+def check_template(
+    doc: Mapping[str, Any], admin_namespaces: set[str], driver: str | None = None
+) -> None:
     root = Fields(doc, obj=describe(doc))
     root.sub("metadata").need("name", str)
     spec = spec_from_api(root.sub("spec").sub("spec").sub("devices"))
     namespace = root.sub("metadata").get("namespace", str, "default")
     _check_admin_access(doc, spec, namespace, admin_namespaces, "spec.spec")
+    check_npu_configs(doc, spec.config, "spec.spec.devices.config", driver)
+
+
+def check_class(doc: Mapping[str, Any], driver: str | None = None) -> None:
+    check_npu_configs(doc, device_class_from_api(doc).config, "spec.config", driver)
+
+
+def check_npu_configs(
+    doc: Mapping[str, Any], configs: tuple[OpaqueConfig, ...], at: str, driver: str | None
+) -> None:
+    """ShapeError naming the field, as the policy words it, for the first of `driver`'s entries
+    (`at[i]`, in the object's order) whose parameters are not an NpuConfig."""
+    for i, config in enumerate(configs):
+        if config.driver != driver:
+            continue
+        try:
+            decode(config.parameters)
+        except ConfigError as error:
+            field = ".".join(filter(None, (f"{at}[{i}].opaque.parameters", error.field)))
+            raise Fields(doc, obj=describe(doc)).fail(field, error.reason) from None
 
 
 def admin_namespaces_of(docs: list[Mapping[str, Any]]) -> set[str]:

@@ -15,13 +15,13 @@ from typing import Any
 
 import yaml
 
-from npu_dra.adapters.kube_shapes.claims import device_class_from_api
 from npu_dra.adapters.kube_shapes.reader import Fields, describe
 from npu_dra.app.simulation.scenario import Refusal, Scenario, ScenarioError
 from npu_dra.app.simulation.scenario_admit import Admission
 from npu_dra.app.simulation.scenario_claims import (
     admin_namespaces_of,
     check_claim,
+    check_class,
     check_template,
 )
 from npu_dra.app.simulation.scenario_nodes import simulated_node
@@ -49,14 +49,15 @@ def load_scenario(
     path: Path | None, *, driver: str = DEFAULT_DRIVER, overlay: bool = False
 ) -> Scenario:
     """The user's scenario, or the built-in default (the seed's flow) when `path` is None, its
-    class, claims and selectors naming `driver` (the one its nodes publish under). An `overlay`
-    on a cluster's snapshot needs no SimulatedNode of its own."""
+    class, claims and selectors naming `driver` (the one its nodes publish under; its config
+    entries must be NpuConfigs). An `overlay` on a cluster's snapshot needs no SimulatedNode of
+    its own."""
     if path is None:
         text = resources.files("npu_dra.app.simulation").joinpath("default.yaml").read_text()
         text = text.replace(f'"{DEFAULT_DRIVER}"', f'"{driver}"')
         text = text.replace(f": {DEFAULT_DRIVER}\n", f": {driver}\n")
-        return parse_scenario(text, source="built-in default scenario")
-    return parse_scenario(read_text(path), source=str(path), overlay=overlay)
+        return parse_scenario(text, source="built-in default scenario", driver=driver)
+    return parse_scenario(read_text(path), source=str(path), overlay=overlay, driver=driver)
 
 
 def read_text(path: Path) -> str:
@@ -76,8 +77,11 @@ def read_text(path: Path) -> str:
         ) from error
 
 
-def parse_scenario(text: str, *, source: str, overlay: bool = False) -> Scenario:
-    return scenario_from_documents(documents_of(text, source), source=source, overlay=overlay)
+def parse_scenario(
+    text: str, *, source: str, overlay: bool = False, driver: str = DEFAULT_DRIVER
+) -> Scenario:
+    documents = documents_of(text, source)
+    return scenario_from_documents(documents, source=source, overlay=overlay, driver=driver)
 
 
 def documents_of(text: str, source: str) -> list[Any]:
@@ -96,7 +100,7 @@ def documents_of(text: str, source: str) -> list[Any]:
 
 
 def scenario_from_documents(
-    documents: list[Any], *, source: str, overlay: bool = False
+    documents: list[Any], *, source: str, overlay: bool = False, driver: str = DEFAULT_DRIVER
 ) -> Scenario:
     """The scenario of the objects the API server would create; ScenarioError for a file that
     is not a list of Kubernetes objects or holds more than a cluster supports."""
@@ -112,7 +116,7 @@ def scenario_from_documents(
     _check_sizes(source, by_kind)
     if not by_kind["SimulatedNode"] and not overlay:
         raise ScenarioError(f"{source}: no SimulatedNode objects: nothing to simulate")
-    return _admitted(source, by_kind, admission)
+    return _admitted(source, by_kind, admission, driver)
 
 
 def _check_sizes(source: str, by_kind: Mapping[str, list[Mapping[str, Any]]]) -> None:
@@ -138,22 +142,29 @@ def _kind_of(doc: object, source: str, index: int) -> str:
 
 
 def _admitted(
-    source: str, by_kind: Mapping[str, list[Mapping[str, Any]]], admission: Admission
+    source: str,
+    by_kind: Mapping[str, list[Mapping[str, Any]]],
+    admission: Admission,
+    driver: str,
 ) -> Scenario:
-    """Each object as the API server would take it on create, in file order per kind."""
+    """Each object as the API server would take it on create, in file order per kind; `driver`'s
+    config entries as the cluster's NpuConfig admission policy takes them."""
     admit = admission.checked
     admin = admin_namespaces_of(admit(by_kind["Namespace"], lambda d: admin_namespaces_of([d])))
     nodes = admission.decoded(by_kind["SimulatedNode"], simulated_node)
-    classes = admit(by_kind["DeviceClass"], device_class_from_api)
-    claims = admit(by_kind["ResourceClaim"], partial(check_claim, admin_namespaces=admin))
+    classes = admit(by_kind["DeviceClass"], partial(check_class, driver=driver))
+    claims = admit(
+        by_kind["ResourceClaim"], partial(check_claim, admin_namespaces=admin, driver=driver)
+    )
     templates = admit(
-        by_kind["ResourceClaimTemplate"], partial(check_template, admin_namespaces=admin)
+        by_kind["ResourceClaimTemplate"],
+        partial(check_template, admin_namespaces=admin, driver=driver),
     )
     pods = admission.decoded(by_kind["Pod"], sim_pod)
     return Scenario(
         source,
-        tuple((name, hardware) for name, hardware, _ in nodes),
-        tuple(node for _, _, node in nodes),
+        tuple((name, hardware, sharing) for name, hardware, _, sharing in nodes),
+        tuple(node for _, _, node, _ in nodes),
         tuple(classes),
         tuple(claims),
         tuple(templates),

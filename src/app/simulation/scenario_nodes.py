@@ -1,10 +1,13 @@
 """A scenario's SimulatedNode objects: the node's fake hardware, which must build now rather than
-halfway through the run, and what the scheduler's node filters and scores see of it (labels,
-taints, allocatable).
+halfway through the run, what the scheduler's node filters and scores see of it (labels,
+taints, allocatable), and which of its chips are shared (`sharedChips`, `chipShares`: the
+syntax of the kubelet plugin's --shared-chips and --chip-shares).
 """
 
 from collections.abc import Mapping
 from typing import Any
+
+import attrs
 
 from npu_dra.adapters.hardware.choose import fake_probe
 from npu_dra.adapters.hardware.errors import ProbeError
@@ -14,10 +17,46 @@ from npu_dra.app.simulation.scenario_placement import node_labels, node_taints
 from npu_dra.app.simulation.scenario_resources import simulated_allocatable
 from npu_dra.domain.ids import NodeName
 from npu_dra.domain.scheduling.placement import SchedNode
+from npu_dra.domain.sharing import SharingSyntaxError, parse_chip_shares, parse_shared_chips
 
 
-def simulated_node(doc: Mapping[str, Any]) -> tuple[NodeName, Mapping[str, Any], SchedNode]:
-    """The node's name, its hardware description and its scheduling view."""
+@attrs.frozen
+class NodeSharing:
+    """A SimulatedNode's `sharedChips` and `chipShares`, checked; None where unset (simulate's
+    --shared-chips and --chip-shares apply there)."""
+
+    chips: str | None = None
+    shares: int | None = None
+
+    def settings(self) -> dict[str, Any]:
+        """The node's own values as changes to simulate's settings (its flags elsewhere)."""
+        changes: dict[str, Any] = {}
+        if self.chips is not None:
+            changes["shared_chips"] = parse_shared_chips(self.chips)
+        if self.shares is not None:
+            changes["chip_shares"] = self.shares
+        return changes
+
+
+def node_sharing(spec: Fields) -> NodeSharing:
+    chips, shares = spec.opt("sharedChips", str), spec.opt("chipShares", int)
+    try:
+        if chips is not None:
+            parse_shared_chips(chips)
+    except SharingSyntaxError as error:
+        raise spec.fail("sharedChips", str(error)) from error
+    try:
+        if shares is not None:
+            parse_chip_shares(str(shares))
+    except SharingSyntaxError as error:
+        raise spec.fail("chipShares", str(error)) from error
+    return NodeSharing(chips, shares)
+
+
+def simulated_node(
+    doc: Mapping[str, Any],
+) -> tuple[NodeName, Mapping[str, Any], SchedNode, NodeSharing]:
+    """The node's name, its hardware description, its scheduling view and its shared chips."""
     root = Fields(doc, obj=describe(doc))
     name = root.sub("metadata").need("name", str)
     hardware = root.sub("spec").need("hardware", dict)
@@ -36,4 +75,5 @@ def simulated_node(doc: Mapping[str, Any]) -> tuple[NodeName, Mapping[str, Any],
     labels = node_labels(name, root.sub("metadata"))
     taints = node_taints(root.sub("spec"))
     allocatable = simulated_allocatable(root.sub("spec"))
-    return NodeName(name), hardware, SchedNode(name, labels, taints, allocatable)
+    sharing = node_sharing(root.sub("spec"))
+    return NodeName(name), hardware, SchedNode(name, labels, taints, allocatable), sharing

@@ -74,6 +74,7 @@ def schedule_pod(
         pending,
         classes=classes,
         allocated=index.allocated,
+        shared=index.shared,
         matcher=matcher,
         budget=budget,
         rules=rules,
@@ -103,7 +104,7 @@ def _noted(
     if names and not rules.distinct_values:
         notes.append(
             f"(distinctAttribute {', '.join(sorted(filter(None, names)))}: decided as "
-            "kube-scheduler v1.34.3 does with DRAConsumableCapacity off: ignored beside "
+            "kube-scheduler v1.34.3 does, whatever DRAConsumableCapacity: ignored beside "
             "matchAttribute, otherwise each device must have the attribute but values may repeat)"
         )
     if placement.unmodelled:

@@ -134,6 +134,8 @@ SCHEMAS: dict[str, dict[str, Any]] = {
             "hardware": ANY,
             "taints": [{"key": None, "value": None, "effect": None, "timeAdded": None}],
             "allocatable": ANY,
+            "sharedChips": None,
+            "chipShares": None,
         },
     },
     "DeviceClass": {

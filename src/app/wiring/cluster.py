@@ -1,5 +1,6 @@
 """The cluster API graph: an in-memory cluster (the simulation, tests) or the API server's client
-and the adapters over it (cluster, device taints, events), one connection pool for all."""
+and the adapters over it (cluster, device taints, consumable capacity, events), one connection
+pool for all."""
 
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING
@@ -9,6 +10,7 @@ from npu_dra.domain.ports import ClusterApi, DaemonSetWatcher, DeviceTaintSuppor
 
 if TYPE_CHECKING:
     from npu_dra.adapters.cluster.memory import MemoryCluster
+    from npu_dra.app.services.chip_sharing import ServesConsumableCapacity
     from npu_dra.domain.metrics import PluginMetrics
 
 READ_GRACE_S = 1.0
@@ -17,7 +19,8 @@ READ_GRACE_S = 1.0
 def memory_cluster(settings: Settings) -> "MemoryCluster":
     """Keeping every field, or, for the simulation, what the simulated version's gates keep:
     counters (in slices of their own from 1.35) with DRAPartitionableDevices, device taints
-    with DRADeviceTaints, as the API server drops a disabled field on write."""
+    with DRADeviceTaints, multi-allocatable devices with DRAConsumableCapacity, as the API
+    server drops a disabled field on write."""
     from npu_dra.adapters.cluster.memory import MemoryCluster
 
     simulated = settings.simulated
@@ -28,6 +31,7 @@ def memory_cluster(settings: Settings) -> "MemoryCluster":
         partitionable=partitionable,
         counters_apart=partitionable and simulated.pool_counters,
         device_taints=simulated.on("DRADeviceTaints"),
+        consumable=simulated.on("DRAConsumableCapacity"),
     )
 
 
@@ -70,6 +74,12 @@ def kube_taint_support(api: object) -> DeviceTaintSupport:
     from npu_dra.adapters.cluster.kube.device_taints import KubeDeviceTaintSupport
 
     return KubeDeviceTaintSupport(api)  # type: ignore[arg-type]
+
+
+def kube_consumable_support(api: object) -> "ServesConsumableCapacity":
+    from npu_dra.adapters.cluster.kube.consumable_probe import KubeConsumableCapacity
+
+    return KubeConsumableCapacity(api)  # type: ignore[arg-type]
 
 
 def kube_events(api: object) -> EventRecorder:

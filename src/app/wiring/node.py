@@ -1,18 +1,33 @@
 """What one node's services stand on, whichever plugin serves them: the device profile (with the
 runtime ids its containers get), the state stores (on disk, or in memory for the simulation), the
-device-taint policy, and the metering both plugins share."""
+device-taint policy and chip sharing it publishes with, and the metering both plugins share."""
 
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from npu_dra.adapters.hardware.device_share_choice import device_share_for
 from npu_dra.app.options import Settings
+from npu_dra.app.services.device_share import DeviceShareService
+from npu_dra.app.services.device_taints import TaintMode
+from npu_dra.app.services.inventory import InventoryCache
 from npu_dra.app.services.metered import MeteredNodeClaims
-from npu_dra.domain.ports import CdiStore, CheckpointStore, NodeClaims, StaticCdiSpecs
+from npu_dra.app.services.publisher import PoolPublisher
+from npu_dra.domain.ids import DriverName
+from npu_dra.domain.ports import (
+    CdiStore,
+    CheckpointStore,
+    ClusterApi,
+    HardwareProbe,
+    NodeClaims,
+    StaticCdiSpecs,
+)
 from npu_dra.domain.profile import DeviceProfile
+from npu_dra.domain.sharing import SharingPolicy
 
 if TYPE_CHECKING:
     from npu_dra.adapters.metrics.prometheus import PrometheusMetrics
+    from npu_dra.app.services.chip_sharing import SharingMode
     from npu_dra.domain.device_taints import TaintPolicy
     from npu_dra.domain.metrics import PluginMetrics
 
@@ -79,6 +94,55 @@ def taint_policy(settings: Settings) -> "TaintPolicy | None":
     if settings.device_taints != "auto" or settings.state != "files":
         return None
     return parse_taint_policy(settings.taint_effects)
+
+
+def pool_publisher(
+    settings: Settings,
+    inventory: InventoryCache,
+    cluster: ClusterApi,
+    taint_support: object,
+    consumable_support: object,
+) -> PoolPublisher:
+    """The node's publisher: unhealthy devices tainted or left out (`--device-taints`), chips
+    shared as `--shared-chips` says, each as the API server's answers allow."""
+    driver = DriverName(settings.driver_name)
+    return PoolPublisher(
+        inventory=inventory,
+        cluster=cluster,
+        driver=driver,
+        taints=TaintMode(policy=taint_policy(settings), support=taint_support, driver=driver),
+        sharing=sharing_mode(settings, consumable_support),
+    )
+
+
+def sharing_mode(settings: Settings, support: object) -> "SharingMode | None":
+    """`--shared-chips`: None where no chip is shared, so the API server is never asked; the
+    simulation's version says whether its API server serves consumable capacity."""
+    if settings.shared_chips == frozenset():
+        return None
+    from npu_dra.app.services.chip_sharing import SharingMode
+
+    simulated = settings.simulated
+    return SharingMode(
+        chips=settings.shared_chips,
+        shares=settings.chip_shares,
+        support=support,
+        driver=DriverName(settings.driver_name),
+        consumable=None if simulated is None else simulated.on("DRAConsumableCapacity"),
+    )
+
+
+def device_shares(settings: Settings, hardware: HardwareProbe) -> DeviceShareService:
+    """What puts chips into sharing mode before their first share is prepared, and the node's
+    policy (None where no chip is shared). The hardware adapter is there even when none is:
+    the restart repair turns the mode on again for shares prepared before `--shared-chips`
+    was cleared."""
+    chips = settings.shared_chips
+    policy = None if chips == frozenset() else SharingPolicy(chips, settings.chip_shares)
+    mode = device_share_for(
+        settings.hardware.kind, hardware, settings.npu_smi_path, timeout=settings.probe_timeout
+    )
+    return DeviceShareService(hardware=mode, policy=policy)
 
 
 def prometheus_metrics() -> "PrometheusMetrics":

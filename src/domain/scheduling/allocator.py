@@ -11,7 +11,11 @@ which version has which): `partitionable` (DRAPartitionableDevices): on, a devic
 counters is taken only while its counters last (counters.py); off, never. `device_taints`
 (DRADeviceTaints): on, a tainted device is taken only for a request that tolerates all its
 taints (device_tolerations.py), so an `All` request that selects one does not fit; off, taints
-are ignored. `keeps_refused_counters` and `distinct_values`: where v1.36.3's search differs.
+are ignored. `consumable` (DRAConsumableCapacity): on, a device with allowMultipleAllocations
+is shared by the claims whose requests its capacity still covers, each result a share with a
+share ID and its consumed capacity (capacity.py, shared_use.py); off, every device is exclusive.
+`keeps_refused_counters`, `distinct_values`, `shares_counters_once` and
+`capacity_at_request_index`: where v1.36.3's search differs.
 
 All unallocated claims of a pod are allocated together: claims in pod order, requests in claim
 order, each request's devices one at a time over pools and slices in order; the first complete
@@ -33,7 +37,9 @@ import attrs
 
 from npu_dra.domain.claims import Allocation, AllocationResult, DeviceClass, ResourceClaim
 from npu_dra.domain.ids import DeviceClassName, NodeName, RequestName
-from npu_dra.domain.scheduling.candidates import CandidateChecks, candidate_checks
+from npu_dra.domain.quantity import Quantity
+from npu_dra.domain.scheduling.candidates import CandidateChecks, Taken, candidate_checks
+from npu_dra.domain.scheduling.configs import allocation_config
 from npu_dra.domain.scheduling.errors import AllocationError, SearchBudgetExceeded
 from npu_dra.domain.scheduling.matcher import Matcher
 from npu_dra.domain.scheduling.pools import DeviceKey, Pool
@@ -44,6 +50,7 @@ from npu_dra.domain.scheduling.request_data import (
     gather_requests,
 )
 from npu_dra.domain.scheduling.rules import AllocatorRules
+from npu_dra.domain.scheduling.shared_use import SharedUse, share_id
 
 __all__ = [
     "DEFAULT_RULES",
@@ -72,12 +79,14 @@ def allocate_claims(
     budget: int = DEFAULT_STEP_BUDGET,
     rules: AllocatorRules = DEFAULT_RULES,
     counter_notes: set[NodeName] | None = None,
+    shared: SharedUse | None = None,
 ) -> tuple[Allocation, ...] | None:
     """One allocation per claim, or None when they do not fit on this node together.
     Raises AllocationError (fatal for the pod) and SearchBudgetExceeded. With v1.34.3's rules
     the search keeps the counters of a partition refused after taking them (an untolerated
     taint, a failed constraint: candidates.py); where that changed the answer, `node` goes into
-    `counter_notes`."""
+    `counter_notes`. With DRAConsumableCapacity, `allocated` holds the devices held whole and
+    `shared` what shares hold (shared_use.py)."""
     fresh_checks = partial(
         candidate_checks,
         claims,
@@ -85,6 +94,7 @@ def allocate_claims(
         allocated=allocated,
         matcher=matcher,
         rules=rules,
+        shared=shared,
     )
     search = partial(_allocate, claims, node=node, pools=pools, classes=classes, budget=budget)
     found, kept = search(fresh_checks(keep_refused_counters=rules.keeps_refused_counters))
@@ -115,6 +125,7 @@ def _allocate(
         classes=classes,
         selectable=checks.selectable,
         own_subrequest_keys=checks.rules.own_subrequest_keys,
+        capacity_fits=checks.capacity_fits if checks.rules.consumable else None,
     )
     # Allocate() (structured/internal/experimental/allocator_experimental.go v0.34.3, the
     # incubating variant alike) searches with a fresh deviceMatchesRequest: what validating the
@@ -125,15 +136,28 @@ def _allocate(
         return None, checks.kept_counters
     found = tuple(
         Allocation(
-            tuple(
-                AllocationResult(RequestName(r.name), c.driver, c.pool, c.device.name, r.admin)
-                for r, c in results
-            ),
+            tuple(_result(claim, i, t) for i, t in enumerate(results)),
             node,
+            allocation_config(claim, [taken.data for taken in results]),
         )
-        for results in checks.results
+        for claim, results in zip(claims, checks.results, strict=True)
     )
     return found, checks.kept_counters
+
+
+def _result(claim: ResourceClaim, index: int, taken: Taken) -> AllocationResult:
+    """A device taken; a share gets a share ID (simulate's own: see shared_use.share_id) and
+    what it consumes, where the device has capacities."""
+    r, c, consumed = taken.data, taken.candidate, taken.consumed
+    return AllocationResult(
+        RequestName(r.name),
+        c.driver,
+        c.pool,
+        c.device.name,
+        r.admin,
+        share_id=None if consumed is None else share_id(claim.ref.uid, index),
+        consumed_capacity=tuple((n, Quantity(v)) for n, v in (consumed or {}).items()),
+    )
 
 
 @attrs.define
@@ -185,7 +209,7 @@ class _Search:
     def _all_device(
         self, ci: int, ri: int, si: int, di: int, data: RequestData, *, in_sub: bool
     ) -> bool:
-        undo = self.checks.take(ci, data, data.all_devices[di], must=True)
+        undo = self.checks.take(ci, data, data.all_devices[di], must=True, index=di)
         if undo is None:
             return False
         # v0.34.3 continues an `All` request without its subrequest index, i.e. with
@@ -213,7 +237,9 @@ class _Search:
                     continue
                 if not self.checks.selectable((ci, ri, si), data, candidate):
                     continue
-                undo = self.checks.take(ci, data, candidate, must=False)
+                if self.checks.rules.consumable and not self.checks.capacity_fits(data, candidate):
+                    continue
+                undo = self.checks.take(ci, data, candidate, must=False, index=di)
                 if undo is None:
                     continue
                 self._start = (pi, ix + 1)

@@ -3,8 +3,9 @@ DRAPartitionableDevices on (k8s.io/dynamic-resource-allocation/structured v0.34.
 "experimental" variant the scheduler picks once that gate is on: `checkAvailableCounters`).
 
 Per slice: what its `sharedCounters` offer, less what devices already allocated (by earlier
-pods) consume, less what devices taken so far in this search consume. A device fits when every
-counter of its slice stays non-negative. Counters are per slice in 1.34: a device can only
+pods; from v1.36.3 devices held by shares too, `IsDeviceAllocated`) consume, less what devices
+taken so far in this search consume. A device fits when every counter of its slice stays
+non-negative. Counters are per slice in 1.34: a device can only
 consume a counter set of its own slice; from 1.35 counter sets live in slices of their own and
 belong to the pool (`Candidate.counters_in` says which).
 """
@@ -31,6 +32,7 @@ class CounterBook:
     shared: Mapping[str, Mapping[str, Mapping[str, Fraction]]]  # slice -> offered counters
     by_slice: Mapping[str, tuple[Candidate, ...]]
     allocated: frozenset[DeviceKey] | set[DeviceKey]
+    also: frozenset[DeviceKey] | set[DeviceKey] = frozenset()  # held by shares, counted too
     _available: dict[str, Counts] = attrs.Factory(dict)
     _consumed: dict[str, Counts] = attrs.Factory(dict)
 
@@ -55,14 +57,16 @@ class CounterBook:
                 s: dict(counters) for s, counters in self.shared.get(slice_name, {}).items()
             }
             for device in self.by_slice.get(slice_name, ()):
-                if device.key in self.allocated:
+                if device.key in self.allocated or device.key in self.also:
                     _add(available, device, -1)
             self._available[slice_name] = available
         return self._available[slice_name]
 
 
 def counter_book(
-    pools: Iterable[Pool], allocated: frozenset[DeviceKey] | set[DeviceKey]
+    pools: Iterable[Pool],
+    allocated: frozenset[DeviceKey] | set[DeviceKey],
+    also: frozenset[DeviceKey] | set[DeviceKey] = frozenset(),
 ) -> CounterBook:
     shared: dict[str, dict[str, dict[str, Fraction]]] = {}
     by_slice: dict[str, list[Candidate]] = {}
@@ -72,4 +76,4 @@ def counter_book(
         )
         for device in pool.devices:
             by_slice.setdefault(device.counters_in, []).append(device)
-    return CounterBook(shared, {k: tuple(v) for k, v in by_slice.items()}, allocated)
+    return CounterBook(shared, {k: tuple(v) for k, v in by_slice.items()}, allocated, also)

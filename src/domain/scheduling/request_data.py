@@ -13,6 +13,7 @@ import attrs
 
 from npu_dra.domain.claims import (
     AllocationMode,
+    CapacityAmounts,
     DeviceClass,
     DeviceRequest,
     DeviceSubRequest,
@@ -20,6 +21,7 @@ from npu_dra.domain.claims import (
 )
 from npu_dra.domain.device_tolerations import DeviceToleration
 from npu_dra.domain.ids import DeviceClassName
+from npu_dra.domain.quantity import Quantity
 from npu_dra.domain.scheduling.errors import AllocationError
 from npu_dra.domain.scheduling.pools import Candidate, Pool
 
@@ -42,6 +44,7 @@ class RequestData:
     all_devices: tuple[Candidate, ...] = ()
     # requestAccessor.tolerations(): `exactly.tolerations`, or the subrequest's own
     tolerations: tuple[DeviceToleration, ...] = ()
+    capacity: CapacityAmounts = ()  # requestAccessor.capacities(): `capacity.requests`
 
     @property
     def name(self) -> str:
@@ -51,9 +54,15 @@ class RequestData:
     def own_name(self) -> str:
         return self.sub or self.base
 
+    @property
+    def requested(self) -> dict[str, Quantity]:
+        return dict(self.capacity)
+
 
 # Whether a candidate passes a request's selectors, remembered under the request's index.
 Selectable = Callable[[RequestIndex, RequestData, Candidate], bool]
+# Whether a candidate has the capacity a request asks left (DRAConsumableCapacity on).
+CapacityFits = Callable[[RequestData, Candidate], bool]
 
 
 @attrs.frozen
@@ -76,11 +85,12 @@ def gather_requests(
     classes: Mapping[DeviceClassName, DeviceClass],
     selectable: Selectable,
     own_subrequest_keys: bool = False,
+    capacity_fits: CapacityFits | None = None,
 ) -> Requests:
     """Allocate()'s set-up, claim by claim; AllocationError for the first claim that fails.
     `own_subrequest_keys`: AllocatorRules' (v1.36.3 validates each subrequest under its own
-    index)."""
-    gatherer = _Gatherer(tuple(pools), classes, selectable, own_subrequest_keys)
+    index); `capacity_fits`: None with DRAConsumableCapacity off."""
+    gatherer = _Gatherer(tuple(pools), classes, selectable, own_subrequest_keys, capacity_fits)
     for ci, claim in enumerate(claims):
         gatherer.claim(ci, claim)
     return Requests(gatherer.data, frozenset(gatherer.with_subrequests))
@@ -92,12 +102,14 @@ class _Gatherer:
     classes: Mapping[DeviceClassName, DeviceClass]
     selectable: Selectable
     own_subrequest_keys: bool
+    capacity_fits: CapacityFits | None
     data: dict[RequestIndex, RequestData] = attrs.Factory(dict)
     with_subrequests: set[tuple[int, int]] = attrs.Factory(set)
 
     def claim(self, ci: int, claim: ResourceClaim) -> None:
         minimum = 0
         for ri, request in enumerate(claim.spec.requests):
+            self._check_capacity_requests(claim, request)
             if request.first_available:
                 self.with_subrequests.add((ci, ri))
                 counts: list[int] = []
@@ -119,6 +131,16 @@ class _Gatherer:
             raise AllocationError(
                 f"claim {claim_label(claim)}: number of requested devices {minimum} exceeds the "
                 f"claim limit of {MAX_RESULTS}"
+            )
+
+    def _check_capacity_requests(self, claim: ResourceClaim, request: DeviceRequest) -> None:
+        """Allocate() with DRAConsumableCapacity off (v0.34.3 experimental; v0.36.3 names the
+        subrequest itself where one asks): unreachable through an API server, which drops them."""
+        asks = request.capacity or any(s.capacity for s in request.first_available)
+        if self.capacity_fits is None and asks:
+            raise AllocationError(
+                f"claim {claim_label(claim)}, request {request.name}: has capacity requests, but "
+                "the DRAConsumableCapacity feature is disabled"
             )
 
     def _request(
@@ -145,6 +167,7 @@ class _Gatherer:
             admin=isinstance(request, DeviceRequest) and request.admin_access,
             num_devices=0 if all_mode else request.count,
             tolerations=request.tolerations,
+            capacity=request.capacity,
         )
         if not all_mode:
             return data
@@ -168,5 +191,11 @@ class _Gatherer:
                 )
             if pool.invalid:
                 raise AllocationError(f"{what} resource pool {pool.label} is currently invalid")
-            found += (c for c in pool.devices if self.selectable(cache_key, data, c))
+            found += (c for c in pool.devices if self._takes(cache_key, data, c))
         return tuple(found)
+
+    def _takes(self, cache_key: RequestIndex, data: RequestData, candidate: Candidate) -> bool:
+        """Selected and, with DRAConsumableCapacity on, with the capacity asked left."""
+        if not self.selectable(cache_key, data, candidate):
+            return False
+        return self.capacity_fits is None or self.capacity_fits(data, candidate)

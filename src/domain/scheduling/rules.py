@@ -28,3 +28,18 @@ class AllocatorRules:
     # and incomplete pools (v1.36.3), or from the first pool again, failing on an invalid one
     # (v1.34.3)
     resumes_search: bool = False
+    # DRAConsumableCapacity: a device with allowMultipleAllocations may be allocated to several
+    # claims (and requests) at once, each taking a share of its capacities (capacity.py); every
+    # device is held to what a request asks of its capacities. Off: a request with capacity
+    # requests is an error (the API server drops them first) and no device is shared.
+    consumable: bool = False
+    # How shares of a device that consumes counters count them: once per device in this search
+    # (a share skips the check while another holds capacity, and a backtracked share gives
+    # them back), and devices held by shares count against their counters (v1.36.3); or each
+    # share takes them again, never giving them back, and only devices held whole count
+    # (v1.34.3)
+    shares_counters_once: bool = False
+    # allocateDevice checks a request's capacity on the device it takes (v1.36.3), or on the
+    # device of the candidate's slice at the request's device index, panicking past the
+    # slice's end (v1.34.3: candidates.py)
+    capacity_at_request_index: bool = False

@@ -112,6 +112,9 @@ class SchedulerVersion:
             distinct_values=self.version != V134,
             own_subrequest_keys=self.version != V134,
             resumes_search=self.version != V134,
+            consumable=self.on("DRAConsumableCapacity"),
+            shares_counters_once=self.version != V134,
+            capacity_at_request_index=self.version == V134,
         )
 
     @property

@@ -3,6 +3,9 @@
 Prototypes and return codes are Huawei's public ones, declared again from github.com/Ascend/
 mind-cluster component/ascend-common/devmanager/dcmi/dcmi_interface_api.h (prototypes) and
 dcmi/common.go (`dcmiErrMap`: -8001 bad parameter ... -8012 not ready, -8255 not supported);
+the two device-share calls, which that header lacks, from Huawei's DCMI API reference
+(verylucky01/driver @ e29d066f, docs/en/Ascend_910B_DCMI_API, dcmi_get|set_device_share_enable;
+src/custom/include/dcmi_interface_api.h);
 the limits (128 error codes, 64 cards, 32-byte affinity text) are those Huawei's device plugin
 passes, from devmanager/common/constants.go and dcmi/constants.go.
 
@@ -63,8 +66,11 @@ OPTIONAL_SIGNATURES: dict[str, tuple[Any, ...]] = {
     "dcmi_set_destroy_vdevice": (_INT, _INT, _UINT),
     "dcmi_get_device_info": (_INT, _INT, _INT, _UINT, ctypes.c_void_p, _P(_UINT)),
     "dcmi_subscribe_fault_event": (_INT, _INT, EventFilter, FaultHandler),
+    "dcmi_get_device_share_enable": (_INT, _INT, _P(_INT)),
+    "dcmi_set_device_share_enable": (_INT, _INT, _INT),
 }
 VNPU_CALLS = ("dcmi_create_vdevice", "dcmi_set_destroy_vdevice", "dcmi_get_device_info")
+DEVICE_SHARE_CALLS = ("dcmi_get_device_share_enable", "dcmi_set_device_share_enable")
 
 
 class DcmiError(ProbeError):

@@ -22,6 +22,9 @@ It answers from (first match wins):
 
   With `vnpu: <preset>` in the manifest, the vNPU commands answer from a live table
   (replay_vnpu.py): `info -t template-info`, `info -t info-vnpu`, `set -t create-vnpu`...
+  The container-sharing mode, `info|set -t device-share`, answers from its own live state
+  unless the manifest records those commands (replay_device_share.py; `device_share: false`:
+  the chips have no such mode).
 
 * `FAKE_NPU_SMI_DIR=<dir>`: the file named after the arguments joined by `_`
   (`info.txt`, `info_-m.txt`, `info_-t_topo.txt`, `info_-t_memory_-i_0.txt`).
@@ -74,6 +77,11 @@ def _lookup(args: list[str]) -> tuple[Mapping[str, Any], Mapping[str, Any]]:
         for entry in manifest.get("commands", []):
             if [str(a) for a in entry.get("args", [])] == args:
                 return manifest, _with_text(entry, path.parent)
+        from npu_dra.adapters.hardware.npu_smi import replay_device_share as share
+
+        if share.handles(args):
+            stdout, status = share.answer(args, manifest, path.parent)
+            return manifest, {"stdout": stdout, "exit": status}
         raise ValueError(f"{path}: no recording for `npu-smi {' '.join(args)}`")
     if directory := os.environ.get("FAKE_NPU_SMI_DIR"):
         path = Path(directory) / f"{'_'.join(args)}.txt"

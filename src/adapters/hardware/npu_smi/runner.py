@@ -56,26 +56,27 @@ class NpuSmiRunner:
         self.path = path
         self._on_done = on_done
 
-    def run(self, args: Command, *, timeout: float) -> str:
-        """stdout of `npu-smi <args>`.
+    def run(self, args: Command, *, timeout: float, answer: str | None = None) -> str:
+        """stdout of `npu-smi <args>`; `answer` is written to its stdin (a `set` command that
+        asks "Are you sure...?(Y/N)"), which is otherwise empty.
 
         A non-zero exit is an error, except npu-smi's own answers "There is no NPU card..."
         and "...does not support querying...", which are returned as text for the parsers.
         """
         if self._on_done is None:
-            return self._run(args, timeout=timeout)
+            return self._run(args, timeout=timeout, answer=answer)
         started = time.monotonic()
         ok = False
         try:
-            out = self._run(args, timeout=timeout)
+            out = self._run(args, timeout=timeout, answer=answer)
             ok = True
             return out
         finally:
             self._on_done(label(args), time.monotonic() - started, ok)
 
-    def _run(self, args: Command, *, timeout: float) -> str:
+    def _run(self, args: Command, *, timeout: float, answer: str | None = None) -> str:
         command = describe(args)
-        process = self._start(command, args)
+        process = self._start(command, args, answer)
         try:
             stdout, stderr = _bounded_output(process, command, max(timeout, 0.0))
         finally:
@@ -84,7 +85,7 @@ class NpuSmiRunner:
             return stdout
         if any(answer in stdout + stderr for answer in KNOWN_ANSWERS):
             return stdout + stderr
-        detail = clipped((stderr.strip() or stdout.strip() or "no output").splitlines()[0])
+        detail = clipped(_first_said(stderr) or _first_said(stdout) or "no output")
         raise ProbeError(f"`{command}` exited with status {process.returncode}: {detail}")
 
     def run_all(self, commands: Sequence[Command], *, timeout: float) -> tuple[str, ...]:
@@ -95,11 +96,11 @@ class NpuSmiRunner:
             futures = [pool.submit(self.run, args, timeout=timeout) for args in commands]
             return tuple(future.result() for future in futures)
 
-    def _start(self, command: str, args: Command) -> "subprocess.Popen[bytes]":
+    def _start(self, command: str, args: Command, answer: str | None) -> "subprocess.Popen[bytes]":
         try:
-            return subprocess.Popen(
+            process = subprocess.Popen(
                 [str(self.path), *args],
-                stdin=subprocess.DEVNULL,
+                stdin=subprocess.DEVNULL if answer is None else subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
                 env={**os.environ, "LANG": "C", "LC_ALL": "C"},
@@ -108,10 +109,24 @@ class NpuSmiRunner:
         except OSError as error:
             reason = error.strerror or str(error)
             raise ProbeError(f"`{command}`: cannot run {self.path}: {reason}") from error
+        if process.stdin is not None:  # a few bytes: the pipe's buffer takes them at once
+            with contextlib.suppress(OSError):  # it exited without reading: its output says
+                process.stdin.write((answer or "").encode())
+            with contextlib.suppress(OSError):
+                process.stdin.close()
+        return process
 
 
 def _text(data: bytes) -> str:
     return data.decode("utf-8", errors="replace")
+
+
+def _first_said(output: str) -> str:
+    """What a failed command's output says first: its `Message :` line where it has one (a
+    `set` prints its prompt, then `Status : Fail` and the Message), else its first line."""
+    lines = [line.strip() for line in output.strip().splitlines()]
+    said = next((line for line in lines if line.partition(":")[0].strip() == "Message"), None)
+    return said or (lines[0] if lines else "")
 
 
 def _bounded_output(
