@@ -5,18 +5,22 @@ takes the least-loaded of the tied nodes, then the first by name, and reports ho
 node is certain only when that is one.
 
 Nodes of one class score alike, so a class is scored once, unless the pod's preferred node
-affinity names nodes (hostname, metadata.name): then each node is. With 100 nodes or more the
+affinity names nodes (hostname, metadata.name) or InterPodAffinity or PodTopologySpread score
+the pod (pod_topology.py; the pods bound on a node and in its domains tell it from the others
+of its class): then each node is. With 100 nodes or more the
 scheduler stops filtering once it has found `numFeasibleNodesToFind` (schedule_one.go: 50% less
 a point per 125 nodes, at least 5% and 100 nodes) from a start that rotates between pods, and
 scores only those: where more fit, any node that fits may be chosen, and all are reported.
 
-The default profile's other score plugins give every node the same score here, so they are left
-out: PodTopologySpread scores only pods with topologySpreadConstraints (not modelled) or with the
-system default constraints, which need a Service, ReplicationController, ReplicaSet or
-StatefulSet selecting the pod (helper.DefaultSelector; scenario pods have none, and a snapshot
-holds none); InterPodAffinity needs pod (anti-)affinity preferences on the pod or on pods
-already bound (not modelled); ImageLocality reads `status.images`, which simulated nodes do not
-list (a snapshot's nodes may: not modelled).
+InterPodAffinity (weight 2) scores the pod's preferred (anti-)affinity terms against the pods
+bound, and those pods' required affinity (hardPodAffinityWeight 1) and preferred terms against
+the pod; PodTopologySpread (weight 2) scores the pod's ScheduleAnyway constraints
+(domain/scheduling/pod_affinity.py, topology_spread.py). The system default spread constraints
+need a Service, ReplicationController, ReplicaSet or StatefulSet selecting the pod
+(helper.DefaultSelector): scenario pods have none, and simulate reads none from a snapshot, so
+for it they never apply (in the cluster a snapshot's pods that such objects select are also
+spread by hostname and zone). ImageLocality reads `status.images`, which simulated nodes do not
+list (a snapshot's nodes may: not modelled), so it is left out.
 """
 
 from collections.abc import Iterator, Sequence
@@ -24,6 +28,7 @@ from collections.abc import Iterator, Sequence
 import attrs
 
 from npu_dra.app.simulation.index import HOSTNAME, NodeState
+from npu_dra.app.simulation.pod_topology import NO_CHECK, TopologyCheck
 from npu_dra.domain.claims import Allocation, ResourceClaim
 from npu_dra.domain.scheduling.placement import Placement
 from npu_dra.domain.scheduling.scoring import ScoredNode, ScoringRules, dra_score, totals
@@ -55,9 +60,13 @@ def choose(
     *,
     rules: ScoringRules,
     cluster_size: int,
+    check: TopologyCheck = NO_CHECK,
 ) -> Choice:
-    groups = list(_groups(fits, placement))
+    groups = list(_groups(fits, each=names_nodes(placement) or check.scores))
     scored = [ScoredNode(n.node, n.usage, dra_score(claims, f.found)) for f, n, _ in groups]
+    if check.scores:
+        pods = check.node_scores([c.node for c in scored])
+        scored = [attrs.evolve(c, pods=p, spread=t) for c, (p, t) in zip(scored, pods, strict=True)]
     scores = totals(placement, scored, rules)
     top = max(scores)
     tied = [g for g, score in zip(groups, scores, strict=True) if score == top]
@@ -84,9 +93,9 @@ def names_nodes(placement: Placement) -> bool:
     )
 
 
-def _groups(fits: Sequence[Fit], placement: Placement) -> Iterator[tuple[Fit, NodeState, int]]:
-    """(fit, the node it offers, how many nodes score as that one does)."""
-    each = names_nodes(placement)
+def _groups(fits: Sequence[Fit], *, each: bool) -> Iterator[tuple[Fit, NodeState, int]]:
+    """(fit, the node it offers, how many nodes score as that one does); `each`: every node
+    scores on its own."""
     for fit in fits:
         if each:
             yield from ((fit, node, 1) for node in fit.nodes)

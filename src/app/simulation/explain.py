@@ -4,7 +4,8 @@ kube-scheduler says only "0/3 nodes are available: 3 cannot allocate all claims"
 16-NPU claim on 8-NPU nodes, a ring constraint and a misspelt attribute. Here each node gets the
 first reason it fails, checked in the scheduler's order: an untolerated taint (named), the node
 selector or affinity, the pod's cpu, memory or pod count beyond what the node has free (with the
-numbers), a claim allocated on another node, then per claim and request how many of
+numbers), its topology spread constraints or inter-pod (anti-)affinity against the pods bound
+(explain_topology.py), a claim allocated on another node, then per claim and request how many of
 the node's devices match the class and the request's selectors, how many of those are free and
 how many are needed (a CEL error is named with its expression and device; with consumable
 capacity, how many have the capacity asked left: explain_capacity.py), then the pod's
@@ -20,7 +21,9 @@ from fractions import Fraction
 import attrs
 
 from npu_dra.app.simulation.explain_capacity import has_room, no_room
+from npu_dra.app.simulation.explain_topology import topology_reason
 from npu_dra.app.simulation.index import ClusterIndex, NodeState
+from npu_dra.app.simulation.pod_topology import TopologyCheck, topology_check
 from npu_dra.domain.claims import AllocationMode, CapacityAmounts, DeviceClass, ResourceClaim
 from npu_dra.domain.ids import DeviceClassName
 from npu_dra.domain.quantity import Quantity
@@ -74,9 +77,10 @@ def explain(
     """Every node's first reason, nodes with the same reason together, most nodes first."""
     by_reason: dict[str, list[str]] = {}
     devices_reason: dict[object, str] = {}  # per node class: identical pools, identical answer
+    check = topology_check(index, placement)
     for key in index.classes:
         for state in index.members(key):
-            reason = _node_reason(state, placement, claims)
+            reason = _node_reason(state, placement, claims, check)
             if reason is None:
                 if key not in devices_reason:
                     devices_reason[key] = _devices_reason(state, claims, index, classes, matcher)
@@ -87,7 +91,7 @@ def explain(
 
 
 def _node_reason(
-    state: NodeState, placement: Placement, claims: Sequence[ResourceClaim]
+    state: NodeState, placement: Placement, claims: Sequence[ResourceClaim], check: TopologyCheck
 ) -> str | None:
     node = state.node
     taint = untolerated_taint(node, placement)
@@ -99,6 +103,9 @@ def _node_reason(
     short = _resources_reason(state, placement)
     if short is not None:
         return short
+    refused = check.refusal(node)
+    if refused is not None:
+        return topology_reason(refused)
     for claim in claims:
         pinned = claim.allocation.node_name if claim.allocation else None
         if pinned and pinned != node.name:

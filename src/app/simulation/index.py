@@ -14,9 +14,11 @@ from fractions import Fraction
 
 import attrs
 
+from npu_dra.app.simulation.bound_pods import BoundPods
 from npu_dra.domain.claims import AllocationResult
 from npu_dra.domain.pool import ResourceSlice
 from npu_dra.domain.scheduling.placement import SchedNode
+from npu_dra.domain.scheduling.pod_terms import PodTerms
 from npu_dra.domain.scheduling.pools import Candidate, DeviceKey, Pool, gather_pools
 from npu_dra.domain.scheduling.resources import NO_USAGE, PodRequests, Resources, Usage
 from npu_dra.domain.scheduling.shared_use import SharedUse, split_results
@@ -70,6 +72,7 @@ class ClusterIndex:
         self.allocated: set[DeviceKey] = set()  # held whole
         self.shared = SharedUse()  # held by shares (DRAConsumableCapacity)
         self._owner: dict[DeviceKey, str] = {}  # which node publishes each device
+        self.pods = BoundPods()  # what inter-pod affinity and topology spread count
         for node in sorted(nodes, key=lambda n: n.name):
             pools = gather_pools(by_node.get(node.name, []))
             devices = tuple(c for p in pools for c in p.devices)
@@ -116,10 +119,14 @@ class ClusterIndex:
         name: str,
         results: Iterable[AllocationResult],
         requests: PodRequests = NO_REQUESTS,
+        pod: PodTerms | None = None,
     ) -> None:
         """A pod bound to `name`, its new claims holding the devices of `results` (a share's
         capacity, admin access nothing), its `requests` counted on the node (none for a pod a
-        snapshot has bound: its node has them)."""
+        snapshot has bound: its node has them), its labels and terms (`pod`) among the pods
+        bound."""
+        if pod is not None:
+            self.pods.add(name, pod)
         state = self.nodes[name]
         self._leave(state)
         whole, shares = split_results(results, consumable=True)

@@ -13,6 +13,7 @@ import attrs
 from npu_dra.adapters.kube_shapes.claims import claim_from_api, device_class_from_api
 from npu_dra.adapters.kube_shapes.slices import slice_from_api
 from npu_dra.app.simulation.api_objects import ApiObjects
+from npu_dra.app.simulation.bound_pods import BoundPods
 from npu_dra.app.simulation.explain import NodeReason
 from npu_dra.app.simulation.explain import explain as why_pending
 from npu_dra.app.simulation.extended import class_mapping, special_claim
@@ -148,9 +149,10 @@ def _cluster_index(
         ),
         consumable=consumable,
     )
-    for _, node in scenario.bound:  # a snapshot's bound pods: the nodes' load, as scored
+    index.pods = BoundPods(scenario.namespaces)
+    for name, node in scenario.bound:  # a snapshot's bound pods: the nodes' load, as scored
         if node in index.nodes:
-            index.bind(node, ())
+            index.bind(node, (), pod=scenario.bound_terms.get(name))
     return index
 
 
@@ -228,7 +230,7 @@ def _bind(
         cluster.set_allocation(claim.ref, allocation)
         bound.append(attrs.evolve(claim, allocation=allocation))
         taken += allocation.results
-    index.bind(decision.node, taken, pod.placement.requests)
+    index.bind(decision.node, taken, pod.placement.requests, pod.placement.pod)
     return PodResult(
         pod,
         NodeName(decision.node),

@@ -13,6 +13,7 @@ from npu_dra.app.simulation.extended import ExtendedRequest
 from npu_dra.domain.errors import DomainError
 from npu_dra.domain.ids import NodeName
 from npu_dra.domain.scheduling.placement import Placement, SchedNode
+from npu_dra.domain.scheduling.pod_terms import PodTerms
 
 if TYPE_CHECKING:
     from npu_dra.app.simulation.scenario_nodes import NodeSharing
@@ -80,3 +81,7 @@ class Scenario:
     slices: tuple[Mapping[str, Any], ...] = ()
     bound: tuple[tuple[str, str], ...] = ()
     refused: tuple[Refusal, ...] = ()  # objects left out, as the API server refuses them
+    # the Namespace objects' labels, by name (namespaceSelector of inter-pod terms)
+    namespaces: Mapping[str, Mapping[str, str]] = attrs.field(factory=dict)
+    # the labels and inter-pod terms of a snapshot's bound pods, by "namespace/name"
+    bound_terms: Mapping[str, PodTerms] = attrs.field(factory=dict)

@@ -25,6 +25,7 @@ from npu_dra.app.simulation.scenario_claims import (
     check_template,
 )
 from npu_dra.app.simulation.scenario_nodes import simulated_node
+from npu_dra.app.simulation.scenario_pod_terms import namespace_labels
 from npu_dra.app.simulation.scenario_pods import sim_pod
 
 DEFAULT_DRIVER = "npu.huawei.com"  # what the built-in scenario is written for
@@ -150,7 +151,8 @@ def _admitted(
     """Each object as the API server would take it on create, in file order per kind; `driver`'s
     config entries as the cluster's NpuConfig admission policy takes them."""
     admit = admission.checked
-    admin = admin_namespaces_of(admit(by_kind["Namespace"], lambda d: admin_namespaces_of([d])))
+    namespaces = admit(by_kind["Namespace"], lambda d: admin_namespaces_of([d]))
+    admin = admin_namespaces_of(namespaces)
     nodes = admission.decoded(by_kind["SimulatedNode"], simulated_node)
     classes = admit(by_kind["DeviceClass"], partial(check_class, driver=driver))
     claims = admit(
@@ -170,4 +172,5 @@ def _admitted(
         tuple(templates),
         tuple(pods),
         refused=tuple(admission.refused),
+        namespaces=namespace_labels(namespaces),
     )

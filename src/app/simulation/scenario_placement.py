@@ -1,10 +1,13 @@
 """Where a scenario's pods may run, decoded with the API server's checks: a node's labels and
-taints, and a pod's nodeSelector, tolerations, node affinity (required and preferred) and
-resource requests (scenario_resources.py). The node filters in domain/scheduling/placement.py
-and resources.py then judge them as kube-scheduler does, and scoring.py ranks what passes.
+taints, and a pod's nodeSelector, tolerations, node affinity (required and preferred), resource
+requests (scenario_resources.py), and with its metadata its inter-pod affinity and topology
+spread constraints (scenario_pod_terms.py). The node filters in domain/scheduling/placement.py,
+resources.py, topology_spread.py and pod_affinity.py then judge them as kube-scheduler does,
+and scoring.py ranks what passes.
 """
 
 from npu_dra.adapters.kube_shapes.reader import Fields
+from npu_dra.app.simulation.scenario_pod_terms import pod_terms
 from npu_dra.app.simulation.scenario_resources import pod_resources
 from npu_dra.domain.scheduling.placement import (
     Placement,
@@ -35,7 +38,7 @@ def node_taints(spec: Fields) -> tuple[Taint, ...]:
     )
 
 
-def pod_placement(spec: Fields) -> Placement:
+def pod_placement(spec: Fields, meta: Fields) -> Placement:
     tolerations = tuple(
         Toleration(
             t.get("key", str, ""),
@@ -61,17 +64,8 @@ def pod_placement(spec: Fields) -> Placement:
         tolerations,
         preferred,
         pod_resources(spec),
-        _unmodelled(spec),
+        pod=pod_terms(meta, spec),
     )
-
-
-def _unmodelled(spec: Fields) -> tuple[str, ...]:
-    """What the pod asks that simulate decides without (InterPodAffinity, PodTopologySpread)."""
-    affinity = spec.sub("affinity")
-    found = [f"spec.affinity.{k}" for k in ("podAffinity", "podAntiAffinity") if affinity.has(k)]
-    if spec.has("topologySpreadConstraints"):
-        found.append("spec.topologySpreadConstraints")
-    return tuple(found)
 
 
 def _preferred(fields: Fields) -> PreferredTerm:

@@ -28,7 +28,7 @@ def sim_pod(doc: Mapping[str, Any]) -> SimPod:
         meta.get("namespace", str, "default"),
         meta.need("name", str),
         claims,
-        pod_placement(spec),
+        pod_placement(spec, meta),
         gates,
         extended_requests(doc.get("spec") or {}),
     )

@@ -1,6 +1,7 @@
 """One pod's scheduling cycle, as kube-scheduler's default profile runs it: the node filters
 (taints, node selector and affinity), then NodeResourcesFit's (the pod's requests and one more
-pod against the node's allocatable less what its pods request), then DRA's Filter, which
+pod against the node's allocatable less what its pods request), PodTopologySpread's and
+InterPodAffinity's (against the pods bound so far: pod_topology.py), then DRA's Filter, which
 allocates all of the pod's unallocated claims together on each remaining node. An allocator
 error on any node that reached DRA's Filter fails the whole cycle (the pod stays unschedulable
 with it).
@@ -20,6 +21,7 @@ import attrs
 from npu_dra.app.simulation.choose import Choice, Fit, choose, names_nodes
 from npu_dra.app.simulation.index import HOSTNAME, ClassKey, ClusterIndex, NodeState
 from npu_dra.app.simulation.placed import Attempt, other_choices, placed
+from npu_dra.app.simulation.pod_topology import TopologyCheck, topology_check
 from npu_dra.domain.claims import Allocation, DeviceClass, ResourceClaim
 from npu_dra.domain.ids import DeviceClassName, NodeName
 from npu_dra.domain.scheduling.allocator import (
@@ -80,13 +82,16 @@ def schedule_pod(
         rules=rules,
     )
     reasons: Counter[str] = Counter()
+    check = topology_check(index, placement)
     try:
-        fitting = _fitting(index, placement, attempt, reasons, pinned=pinned)
+        fitting = _fitting(index, placement, attempt, reasons, pinned=pinned, check=check)
     except AllocationError as error:
         return Decision(None, status="Error", reason=str(error))
     if not fitting:
         return _noted(_unschedulable(index, reasons), pending, rules, placement)
-    choice = choose(fitting, placement, claims, rules=scoring, cluster_size=len(index.nodes))
+    choice = choose(
+        fitting, placement, claims, rules=scoring, cluster_size=len(index.nodes), check=check
+    )
     return _noted(_decided(claims, index, attempt, choice, reasons), pending, rules, placement)
 
 
@@ -122,13 +127,16 @@ def _fitting(
     reasons: Counter[str],
     *,
     pinned: set[NodeName],
+    check: TopologyCheck,
 ) -> list[Fit]:
     """Per node class, least loaded first: the nodes that pass the filters and DRA's Filter,
     with `reasons` counting every node by why it fits or not. AllocationError fails the pod."""
-    per_node = _needs_per_node_check(placement) or bool(pinned)
+    per_node = _needs_per_node_check(placement) or bool(pinned) or check.filters or check.scores
     fitting: list[Fit] = []
     for key in sorted(index.classes, key=index.least_loaded):
-        passing, count = _passing(index, key, placement, pinned, reasons, per_node=per_node)
+        passing, count = _passing(
+            index, key, placement, pinned, reasons, per_node=per_node, check=check
+        )
         if not count:
             continue
         representative = passing[0]
@@ -230,18 +238,19 @@ def _passing(
     reasons: Counter[str],
     *,
     per_node: bool,
+    check: TopologyCheck,
 ) -> tuple[list[NodeState], int]:
     """The nodes of a class that pass the filters: all of them (one stands for the rest) when
     the filters cannot tell them apart, else each checked."""
     if not per_node:
         representative = index.representative(key)
         members = len(index.classes[key].members)
-        refused = _refusals(representative, placement)
+        refused = _refusals(representative, placement, check)
         reasons.update(dict.fromkeys(refused, members))
         return ([], 0) if refused else ([representative], members)
     passing = []
     for state in index.members(key):
-        refused = _refusals(state, placement)
+        refused = _refusals(state, placement, check)
         # Filter (kubernetes v1.34.3, plugins/dynamicresources/dynamicresources.go) checks
         # every allocated claim's node selector: the node must match them all.
         if not refused and pinned and pinned != {state.node.name}:
@@ -252,10 +261,14 @@ def _passing(
     return passing, len(passing)
 
 
-def _refusals(state: NodeState, placement: Placement) -> tuple[str, ...]:
+def _refusals(state: NodeState, placement: Placement, check: TopologyCheck) -> tuple[str, ...]:
     """Why the filters before DRA's refuse the node, in the scheduler's words: the first plugin
     that refuses it gives all its reasons (NodeResourcesFit may give several)."""
     why = filter_reason(state.node, placement)
     if why is not None:
         return (why,)
-    return insufficient(placement.requests, state.node.allocatable, state.usage)
+    short = insufficient(placement.requests, state.node.allocatable, state.usage)
+    if short:
+        return short
+    why = check.refusal(state.node)
+    return () if why is None else (why,)

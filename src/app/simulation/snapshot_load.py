@@ -8,7 +8,8 @@ scenario. Slices of any driver are taken as published; claims with an allocation
 devices; pods bound to a node (spec.nodeName) stay there and count, with their requests,
 against its `status.allocatable`; pods that finished are left out; the other pods are scheduled
 in creation order. A template's claim that the resourceclaim controller already made
-(status.resourceClaimStatuses) is used, not made again.
+(status.resourceClaimStatuses) is used, not made again. Bound pods keep their namespace, labels
+and inter-pod terms, and namespaces their labels, for InterPodAffinity and PodTopologySpread.
 A cordoned node (spec.unschedulable) carries the taint the node lifecycle controller gives it.
 """
 
@@ -23,12 +24,14 @@ from npu_dra.app.simulation.scenario import PodClaim, Scenario, ScenarioError, S
 from npu_dra.app.simulation.scenario_claims import check_claim_objects
 from npu_dra.app.simulation.scenario_load import MAX_NODES, MAX_PODS, documents_of, read_text
 from npu_dra.app.simulation.scenario_placement import node_labels, node_taints
+from npu_dra.app.simulation.scenario_pod_terms import namespace_labels, pod_terms
 from npu_dra.app.simulation.scenario_pods import sim_pod
 from npu_dra.app.simulation.scenario_resources import pod_resources, reported_allocatable
 from npu_dra.app.simulation.strict import check_known_fields
 from npu_dra.app.simulation.what_if import CORDONED
 from npu_dra.domain.errors import DomainError
 from npu_dra.domain.scheduling.placement import SchedNode
+from npu_dra.domain.scheduling.pod_terms import PodTerms
 from npu_dra.domain.scheduling.resources import NO_USAGE, Usage
 
 KINDS = (
@@ -103,7 +106,14 @@ def _snapshot(source: str, by_kind: Mapping[str, list[Mapping[str, Any]]]) -> Sc
         tuple(_pending_pod(p) for p in pending),
         slices=tuple(by_kind["ResourceSlice"]),
         bound=bound,
+        namespaces=namespace_labels(by_kind["Namespace"]),
+        bound_terms={name: _terms(p) for (name, _), p in zip(bound, on_nodes, strict=True)},
     )
+
+
+def _terms(doc: Mapping[str, Any]) -> PodTerms:
+    root = Fields(doc, obj=describe(doc))
+    return pod_terms(root.sub("metadata"), root.sub("spec"))
 
 
 def _sched_node(doc: Mapping[str, Any], held: Usage) -> SchedNode:
@@ -178,6 +188,7 @@ def with_overlay(snapshot: Scenario, overlay: Scenario) -> Scenario:
         templates=(*snapshot.templates, *overlay.templates),
         pods=(*snapshot.pods, *overlay.pods),
         refused=(*snapshot.refused, *overlay.refused),
+        namespaces={**snapshot.namespaces, **overlay.namespaces},
     )
 
 

@@ -93,9 +93,25 @@ _POD_SPEC_FIELDS = [
     "shareProcessNamespace",
     "subdomain",
     "terminationGracePeriodSeconds",
-    "topologySpreadConstraints",
     "volumes",
 ]
+_LABEL_SELECTOR = {"matchLabels": ANY, "matchExpressions": [_REQUIREMENT]}
+_POD_TERM = {
+    "labelSelector": _LABEL_SELECTOR,
+    "namespaceSelector": _LABEL_SELECTOR,
+    **dict.fromkeys(("namespaces", "topologyKey", "matchLabelKeys", "mismatchLabelKeys")),
+}
+_POD_AFFINITY = {
+    "requiredDuringSchedulingIgnoredDuringExecution": [_POD_TERM],
+    "preferredDuringSchedulingIgnoredDuringExecution": [
+        {"weight": None, "podAffinityTerm": _POD_TERM}
+    ],
+}
+_SPREAD = {
+    "labelSelector": _LABEL_SELECTOR,
+    **dict.fromkeys(("maxSkew", "topologyKey", "whenUnsatisfiable", "minDomains")),
+    **dict.fromkeys(("nodeAffinityPolicy", "nodeTaintsPolicy", "matchLabelKeys")),
+}
 _TOP = {"apiVersion": None, "kind": None, "metadata": _META}
 _NODE_SELECTOR = {"nodeSelectorTerms": [_TERM]}
 _COUNTERS = {"name": None, "counters": ANY}
@@ -167,9 +183,10 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                         {"weight": None, "preference": _TERM}
                     ],
                 },
-                "podAffinity": ANY,
-                "podAntiAffinity": ANY,
+                "podAffinity": _POD_AFFINITY,
+                "podAntiAffinity": _POD_AFFINITY,
             },
+            "topologySpreadConstraints": [_SPREAD],
         },
         "status": ANY,
     },

@@ -2,13 +2,16 @@
 (NoSchedule/NoExecute taints must be tolerated) and NodeAffinity (`nodeSelector` labels, then
 required node affinity: any term, each term all of its requirements). Pure functions of the
 node and the pod, as in k8s.io/component-helpers/scheduling/corev1. NodeResourcesFit, which runs
-next, is resources.py's; the preferences here are scored in scoring.py.
+next, is resources.py's; the preferences here are scored in scoring.py. What the pod says about
+other pods (inter-pod affinity, topology spread: pod_terms.py) is judged against the pods already
+bound, after NodeResourcesFit (topology_spread.py, pod_affinity.py).
 """
 
 from collections.abc import Mapping
 
 import attrs
 
+from npu_dra.domain.scheduling.pod_terms import NO_TERMS, PodTerms
 from npu_dra.domain.scheduling.resources import (
     DEFAULT_ALLOCATABLE,
     EMPTY_CONTAINER,
@@ -120,6 +123,7 @@ class Placement:
     preferred: tuple[PreferredTerm, ...] = ()  # preferred node affinity
     requests: PodRequests = EMPTY_CONTAINER
     unmodelled: tuple[str, ...] = ()  # fields of the pod simulate decides without
+    pod: PodTerms = NO_TERMS  # its namespace, labels, inter-pod terms and spread constraints
 
     @property
     def unconstrained(self) -> bool:
@@ -140,11 +144,14 @@ def filter_reason(node: SchedNode, placement: Placement) -> str | None:
     """Why the node is filtered out (the scheduler's words), None if it passes."""
     if untolerated_taint(node, placement) is not None:
         return UNTOLERATED
+    return None if matches_node_affinity(node, placement) else NO_AFFINITY
+
+
+def matches_node_affinity(node: SchedNode, placement: Placement) -> bool:
+    """The pod's nodeSelector and required node affinity (nodeaffinity.GetRequiredNodeAffinity)."""
     if placement.unconstrained:
-        return None
+        return True
     if any(node.labels.get(k) != v for k, v in placement.node_selector.items()):
-        return NO_AFFINITY
+        return False
     terms = placement.required_terms
-    if terms is not None and not any(t.matches(node.name, node.labels) for t in terms):
-        return NO_AFFINITY
-    return None
+    return terms is None or any(t.matches(node.name, node.labels) for t in terms)

@@ -20,8 +20,11 @@ kubernetes v1.34.3 unless named:
   `50 + (50 + with pod - without) / 2`.
 - DynamicResources 2, v1.36.3 only (v1.34.3's plugin has no Score; dynamicresources.go
   `computeScore`): per allocated firstAvailable subrequest `8 - its index`, normalized.
-PodTopologySpread, InterPodAffinity and ImageLocality give every node the same score for the
-pods simulate models (app/simulation/choose.py says why).
+- PodTopologySpread 2 (topology_spread.py `spread_scores`, `normalized_spread`): the pod's
+  ScheduleAnyway constraints, fewer matching pods in the node's domains scoring higher.
+- InterPodAffinity 2 (pod_affinity.py `topology_scores`): summed term weights of the node's
+  domains, normalized from the lowest (0) to the highest (100), truncated (NormalizeScore).
+ImageLocality gives every node the same score here (app/simulation/choose.py says why).
 """
 
 from collections.abc import Sequence
@@ -31,11 +34,13 @@ import attrs
 from npu_dra.domain.claims import Allocation, ResourceClaim
 from npu_dra.domain.scheduling.placement import Placement, SchedNode
 from npu_dra.domain.scheduling.resources import Allocatable, PodRequests, Resources, Usage
+from npu_dra.domain.scheduling.topology_spread import normalized_spread
 
 MAX_SCORE = 100
 FIRST_AVAILABLE_MAX = 8  # resourceapi.FirstAvailableDeviceRequestMaxSize
 PREFER_NO_SCHEDULE = "PreferNoSchedule"
 TAINTS, AFFINITY, FIT, BALANCED, DRA = 3, 2, 1, 1, 2  # the default profile's weights
+SPREAD, PODS = 2, 2  # PodTopologySpread, InterPodAffinity
 
 
 @attrs.frozen
@@ -57,6 +62,8 @@ class ScoredNode:
     node: SchedNode
     usage: Usage
     dra: int = 0  # DynamicResources' score of the allocation found there (`dra_score`)
+    pods: int = 0  # InterPodAffinity's, before normalizing
+    spread: int | None = None  # PodTopologySpread's, before normalizing; None: none
 
 
 def totals(placement: Placement, nodes: Sequence[ScoredNode], rules: ScoringRules) -> list[int]:
@@ -64,6 +71,8 @@ def totals(placement: Placement, nodes: Sequence[ScoredNode], rules: ScoringRule
     taints = normalized([intolerable(placement, c.node) for c in nodes], reverse=True)
     affinity = normalized([preferred_weight(placement, c.node) for c in nodes])
     dra = normalized([c.dra for c in nodes]) if rules.dra else [0] * len(nodes)
+    spread = normalized_spread([c.spread for c in nodes])
+    pods = min_max([c.pods for c in nodes])
     pod = placement.requests
     found = []
     for i, c in enumerate(nodes):
@@ -75,6 +84,8 @@ def totals(placement: Placement, nodes: Sequence[ScoredNode], rules: ScoringRule
             + FIT * fit
             + BALANCED * balance
             + DRA * dra[i]
+            + SPREAD * spread[i]
+            + PODS * pods[i]
         )
     return found
 
@@ -86,6 +97,15 @@ def normalized(scores: Sequence[int], *, reverse: bool = False) -> list[int]:
         return [MAX_SCORE if reverse else s for s in scores]
     scaled = (MAX_SCORE * s // top for s in scores)
     return [MAX_SCORE - s if reverse else s for s in scaled]
+
+
+def min_max(scores: Sequence[int]) -> list[int]:
+    """InterPodAffinity's NormalizeScore: `int(100 * (score - min) / (max - min))` in float64,
+    0 everywhere when all are equal."""
+    low, high = min(scores, default=0), max(scores, default=0)
+    if high == low:
+        return [0] * len(scores)
+    return [int(float(MAX_SCORE) * (float(s - low) / float(high - low))) for s in scores]
 
 
 def intolerable(placement: Placement, node: SchedNode) -> int:
