@@ -275,7 +275,7 @@ class Container(containers.DeclarativeContainer):
         memory=providers.Object(None),
         kubernetes=providers.Singleton(kube_daemonset_watcher, api),
     )
-    selector_evaluator = providers.Singleton(selector_evaluator)
+    selector_evaluator = providers.Singleton(selector_evaluator, settings)
     node = providers.Container(
         NodeContainer,
         settings=settings,

@@ -1,6 +1,7 @@
 """Invalid objects: the v1.34.3 API server (strict field validation, as `kubectl create` asks by
-default) and `npu-dra simulate` both refuse each one, simulate naming the object and field and
-leaving it out of a run that goes on (exit status 4)."""
+default) and `npu-dra simulate` both refuse each one, simulate naming the object and field (and,
+where a case gives it, the API server's reason) and leaving it out of a run that goes on (exit
+status 4)."""
 
 from __future__ import annotations
 
@@ -62,6 +63,22 @@ CASES = {
         ),
         "selectors[0].cel.expression",
     ),
+    "cel-type-error-on-device": (
+        _claim(
+            "requests:\n- name: npu\n  exactly:\n    deviceClassName: c\n    selectors:\n"
+            "    - cel: {expression: 'device.driver == 1'}\n"
+        ),
+        "selectors[0].cel.expression",
+        "found no matching overload for '_==_' applied to '(string, int)'",
+    ),
+    "cel-format-clause": (
+        _claim(
+            "requests:\n- name: npu\n  exactly:\n    deviceClassName: c\n    selectors:\n"
+            '    - cel: {expression: \'"%d".format(["a"]) == ""\'}\n'
+        ),
+        "selectors[0].cel.expression",
+        "decimal clause can only be used on integers, was given string",
+    ),
     "first-available-and-exactly": (
         _claim(
             "requests:\n- name: npu\n  exactly: {deviceClassName: c}\n"
@@ -77,7 +94,7 @@ def test_simulate_refuses_what_the_api_server_refuses(
     case: str, control_plane: ControlPlane, tmp_path: Path
 ) -> None:
     namespace = control_plane.create_namespace(f"bad-{uuid.uuid4().hex[:6]}")
-    text, field = CASES[case]
+    text, field, *reasons = CASES[case]
     text = text.replace("NS", namespace)
     created = control_plane.kubectl(
         "create", "-f", "-", input=json.dumps(yaml.safe_load(text)), check=False
@@ -91,3 +108,6 @@ def test_simulate_refuses_what_the_api_server_refuses(
     assert code == 4, out.getvalue()[:2000]
     assert f"ResourceClaim {namespace}/bad" in err.getvalue()
     assert field in err.getvalue()
+    for reason in reasons:  # the API server's words, which simulate repeats
+        assert reason in created.stderr
+        assert reason in err.getvalue()

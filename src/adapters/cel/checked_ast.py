@@ -4,7 +4,7 @@ cel-expr-python hands out a program's checked expression only serialized (`seria
 google.protobuf.Any holding a cel.expr.CheckedExpr), and ships no Python classes for it. This
 declares the fields of cel.dev/expr@v0.24.0 proto/cel/expr/checked.proto and syntax.proto that
 the literal checks read, under their field numbers and in a pool of its own; protobuf skips the
-fields left out. Enums are read as plain ints.
+fields left out. Enums are read as plain ints, maps as their repeated entries.
 """
 
 from typing import Any
@@ -26,15 +26,26 @@ _Field = tuple[str, int, str, bool, bool]
 _MESSAGES: dict[str, tuple[_Field, ...]] = {
     "Empty": (),
     "TypeEntry": (("key", 1, _INT64, False, False), ("value", 2, "Type", False, False)),
-    "CheckedExpr": (("type_map", 3, "TypeEntry", True, False), ("expr", 4, "Expr", False, False)),
+    "CheckedExpr": (
+        ("type_map", 3, "TypeEntry", True, False),
+        ("expr", 4, "Expr", False, False),
+        ("source_info", 5, "SourceInfo", False, False),
+    ),
+    "SourceInfo": (
+        ("line_offsets", 3, _INT32, True, False),
+        ("positions", 4, "PositionEntry", True, False),
+    ),
+    "PositionEntry": (("key", 1, _INT64, False, False), ("value", 2, _INT32, False, False)),
     "Expr": (
         ("id", 2, _INT64, False, False),
+        ("const_expr", 3, "Constant", False, True),
         ("select_expr", 5, "Select", False, True),
         ("call_expr", 6, "Call", False, True),
         ("list_expr", 7, "CreateList", False, True),
         ("struct_expr", 8, "CreateStruct", False, True),
         ("comprehension_expr", 9, "Comprehension", False, True),
     ),
+    "Constant": (("string_value", 6, _STRING, False, True),),
     "Select": (("operand", 1, "Expr", False, False),),
     "Call": (
         ("target", 1, "Expr", False, False),

@@ -9,9 +9,11 @@ plain values), plus the optional syntax (`.?x.orValue(...)`), `cel.bind` and ext
 selectors use and the Rust binding lacks.
 
 Each distinct expression is compiled once, under a lock, and there also meets the checks the
-Kubernetes API server makes at compile time and this runtime does not: literal arguments
-(literals.py) and literals that mix types (homogeneous.py). What the runtime cannot run is
-refused then too, rather than failing on every device (`_unplanned`).
+Kubernetes API server makes at compile time and this runtime does not: `device` typed as there
+(checking.py, which also takes literal arguments, literals that mix types, `format` calls and
+the result's type). What the runtime cannot run is refused then too, rather than failing on
+every device (`_unplanned`). The environment is that of the API server beside the
+kube-scheduler simulated (compatibility.py); without one, v1.34.3's with its default gates.
 
 Kubernetes answers a lookup of an unknown attribute domain with an empty map; this runtime's
 maps cannot default, so the device's
@@ -29,14 +31,16 @@ from typing import Any
 import attrs
 from cel_expr_python import cel
 
+from npu_dra.adapters.cel.checking import TypedChecker
+from npu_dra.adapters.cel.compatibility import DEFAULT, compatibility
 from npu_dra.adapters.cel.environment import build_environment
-from npu_dra.adapters.cel.homogeneous import mixed_literal_error
 from npu_dra.adapters.cel.limits import check_size
-from npu_dra.adapters.cel.literals import literal_error
 from npu_dra.adapters.cel.values import to_cel
+from npu_dra.adapters.cel.wording import api_server_wording
 from npu_dra.domain.attributes import is_dns_subdomain
 from npu_dra.domain.errors import SelectorError
 from npu_dra.domain.scheduling.selectors import SelectorDevice
+from npu_dra.domain.scheduling.versions import SchedulerVersion
 
 _STRING_LITERAL = re.compile(r""""((?:[^"\\]|\\.)*)"|'((?:[^'\\]|\\.)*)'""")
 
@@ -50,17 +54,20 @@ class _Compiled:
 class CelSelectorEvaluator:
     """Thread-safe; holds one environment and the programs compiled in it."""
 
-    def __init__(self) -> None:
-        self._environment = build_environment()
+    def __init__(self, simulated: SchedulerVersion | None = None) -> None:
+        chosen = compatibility(simulated) if simulated is not None else DEFAULT
+        self._environment = build_environment(chosen)
+        self._checker = TypedChecker(chosen)
+        self._with_sharing = chosen.consumable_capacity
         self._compiled: dict[str, _Compiled] = {}
         self._lock = threading.Lock()
 
     def matches(self, *, expression: str, device: SelectorDevice) -> bool:
         compiled = self._compiled.get(expression) or self._compile(expression)
-        data = {"device": device_data(device, compiled.domains)}
+        data = {"device": device_data(device, compiled.domains, self._with_sharing)}
         try:
             result = compiled.program.eval(data=data)
-        except RuntimeError as error:
+        except (RuntimeError, ValueError) as error:  # ValueError: lists.range(-1)'s C++ error
             raise SelectorError(expression, str(error)) from error
         return _as_bool(expression, result)
 
@@ -74,21 +81,19 @@ class CelSelectorEvaluator:
     def _compile(self, expression: str) -> _Compiled:
         with self._lock:
             if expression not in self._compiled:
+                check_size(expression)
+                self._checker.check(expression)
                 self._compiled[expression] = _compile(self._environment, expression)
             return self._compiled[expression]
 
 
 def _compile(environment: Any, expression: str) -> _Compiled:
-    check_size(expression)
+    """The program that runs: TypedChecker has checked the types, so only what the runtime
+    alone finds is left (its reasons worded alike, though it should find none)."""
     try:
         program = environment.compile(expression)
     except RuntimeError as error:
-        raise SelectorError(expression, str(error)) from error
-    if reason := literal_error(environment, expression) or mixed_literal_error(program.serialize()):
-        raise SelectorError(expression, reason)
-    result = program.return_type()
-    if result not in (cel.Type.BOOL, cel.Type.DYN):
-        raise SelectorError(expression, f"result is {_type_name(result)}, not bool")
+        raise SelectorError(expression, api_server_wording(str(error), expression)) from error
     if reason := _unplanned(program):
         raise SelectorError(expression, reason)
     return _Compiled(program, _named_domains(expression))
@@ -102,6 +107,8 @@ def _unplanned(program: Any) -> str | None:
         program.eval(data={"device": {}})
     except RuntimeError as error:
         return f"not supported by this CEL runtime: {error}"
+    except ValueError:  # an evaluation error the runtime raises (lists.range(-1)): matches' own
+        pass
     return None
 
 
@@ -111,14 +118,20 @@ def _named_domains(expression: str) -> frozenset[str]:
     return frozenset(text for text in literals if is_dns_subdomain(text, 63))
 
 
-def device_data(device: SelectorDevice, domains: frozenset[str]) -> dict[str, object]:
-    """The value of `device`, holding an empty map for each of `domains` the device lacks."""
+def device_data(
+    device: SelectorDevice, domains: frozenset[str], with_sharing: bool = False
+) -> dict[str, object]:
+    """The value of `device`, holding an empty map for each of `domains` the device lacks, and
+    with DRAConsumableCapacity its `allowMultipleAllocations` (false where the view lacks it)."""
     named = domains | {device.driver}
-    return {
+    data: dict[str, object] = {
         "driver": device.driver,
         "attributes": _by_domain(device.attributes, named),
         "capacity": _by_domain(device.capacity, named),
     }
+    if with_sharing:
+        data["allowMultipleAllocations"] = device.allow_multiple_allocations
+    return data
 
 
 def _by_domain(values: Mapping[str, Mapping[str, Any]], named: frozenset[str]) -> dict[str, Any]:

@@ -5,33 +5,33 @@ Kubernetes' base environment validates with cel.ValidateHomogeneousAggregateLite
 element of a list literal, and every key and every value of a map literal, must have the type of
 the first, except inside a `format` call (ext strings exempts its argument lists); an optional
 element counts as the type it holds. The C++ runtime has no such rule, so this reads the types
-its checker gave each element (checked_ast.py). One leniency: where an element is `dyn` here,
-it is taken to match, because `device` is `dyn` here, where Kubernetes types it
-(`device.driver` is a string there), so a mismatch would be a false refusal.
+the typed checker (checking.py) gave each element (checked_ast.py). `dyn` is a type like any
+other there (`[1, dyn(2)]` does not compile); only where the checker types something more
+loosely than cel-go (`lenient`: a `device` used whole, typed_device.py; `optional.unwrap`), an
+element typed `dyn` is taken to match, as a mismatch could be a false refusal.
 """
 
 from collections.abc import Iterator
 from typing import Any
-
-from npu_dra.adapters.cel.checked_ast import checked_expr
 
 _EXEMPT = "format"
 _PRIMITIVES = {1: "bool", 2: "int", 3: "uint", 4: "double", 5: "string", 6: "bytes"}
 _WELL_KNOWN = {1: "any", 2: "timestamp", 3: "duration"}
 _WRAPPERS = {number: f"wrapper({name})" for number, name in _PRIMITIVES.items()}
 _SCALAR_NAMES = {"primitive": _PRIMITIVES, "wrapper": _WRAPPERS, "well_known": _WELL_KNOWN}
-_WILDCARDS = frozenset({"dyn", "type_param", "error", None})
+_WILDCARDS = frozenset({"type_param", "error", None})
+_LENIENT = _WILDCARDS | {"dyn"}
 
 
-def mixed_literal_error(serialized: bytes) -> str | None:
-    """Kubernetes' error for the first literal that mixes types, None if there is none."""
-    checked = checked_expr(serialized)
+def mixed_literal_error(checked: Any, *, lenient: bool = False) -> str | None:
+    """Kubernetes' error for the first literal of a CheckedExpr that mixes types, or None."""
     types = {entry.key: entry.value for entry in checked.type_map}
     for literal in _literals(checked.expr):
         for first, later in _columns(literal, types):
-            mismatch = next((other for other in later if not _equivalent(first, other)), None)
+            wildcards = _LENIENT if lenient else _WILDCARDS
+            mismatch = next((t for t in later if not _equivalent(first, t, wildcards)), None)
             if mismatch is not None:
-                return f"expected type '{_name(first)}' but found '{_name(mismatch)}'"
+                return f"expected type '{type_name(first)}' but found '{type_name(mismatch)}'"
     return None
 
 
@@ -89,14 +89,17 @@ def _held(type_: Any, optional: bool) -> Any:
     return type_
 
 
-def _equivalent(left: Any, right: Any) -> bool:
-    if not _WILDCARDS.isdisjoint((left.WhichOneof("kind"), right.WhichOneof("kind"))):
+def _equivalent(left: Any, right: Any, wildcards: frozenset[str | None]) -> bool:
+    if not wildcards.isdisjoint((left.WhichOneof("kind"), right.WhichOneof("kind"))):
         return True
     (head, parts), (other_head, other_parts) = _shape(left), _shape(right)
     return (
         head == other_head
         and len(parts) == len(other_parts)
-        and all(map(_equivalent, parts, other_parts))
+        and all(
+            _equivalent(part, other, wildcards)
+            for part, other in zip(parts, other_parts, strict=True)
+        )
     )
 
 
@@ -114,8 +117,8 @@ def _shape(type_: Any) -> tuple[str, list[Any]]:
     return f"{kind}:{getattr(type_, kind)}", []
 
 
-def _name(type_: Any) -> str:
-    """cel-go's FormatCELType, for the types a literal can hold."""
+def type_name(type_: Any) -> str:
+    """cel-go's FormatCELType, for the types a literal or a result can have."""
     kind = type_.WhichOneof("kind")
     if kind in _SCALAR_NAMES:
         return _SCALAR_NAMES[kind].get(getattr(type_, kind), "unknown")
@@ -123,5 +126,5 @@ def _name(type_: Any) -> str:
         return str(type_.message_type)
     head, parts = _shape(type_)
     if kind in ("list_type", "map_type", "abstract_type", "type"):
-        return f"{head}({', '.join(map(_name, parts))})" if parts else head
+        return f"{head}({', '.join(map(type_name, parts))})" if parts else head
     return "null" if kind == "null" else "dyn"

@@ -79,3 +79,22 @@ def cel_equal(left: object, right: object) -> bool:
 
 def _is_text(*values: object) -> bool:
     return any(isinstance(value, str | bytes | bytearray) for value in values)
+
+
+# k8s.io/api@v0.36.3 resource/v1/types.go ResourceSliceMaxAttributeValuesPerDevice
+_MAX_INCLUDED = 48
+
+
+def includes(target: object, item: object) -> bool:
+    """DRA's `includes` (dynamic-resource-allocation@v0.36.3 cel/compile.go `includesFunc`): a
+    list holds the item, or a scalar equals it; a list past its 48th element fails."""
+    if not isinstance(target, Sequence) or _is_text(target):
+        return cel_equal(target, item)
+    for index, value in enumerate(target):
+        if index >= _MAX_INCLUDED:
+            raise ValueError(
+                f"'includes' function cannot be applied to lists longer than {_MAX_INCLUDED} values"
+            )
+        if cel_equal(value, item):
+            return True
+    return False

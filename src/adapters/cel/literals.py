@@ -19,12 +19,12 @@ from cel_expr_python import cel
 
 from npu_dra.adapters.cel.regex import check_pattern
 
-_STRING = r"""[rR]?(?:"(?:[^"\\\n]|\\.)*"|'(?:[^'\\\n]|\\.)*')"""
+STRING_LITERAL = r"""[rR]?(?:"(?:[^"\\\n]|\\.)*"|'(?:[^'\\\n]|\\.)*')"""
 # A literal on its own is the second alternative, so a call quoted inside one is never seen.
 _SCAN = re.compile(
     rf"(?P<member>\.\s*)?\b(?P<name>duration|timestamp|matches|findAll|find)\s*\(\s*"
-    rf"(?P<literal>{_STRING})\s*(?=[,)])"
-    rf"|{_STRING}"
+    rf"(?P<literal>{STRING_LITERAL})\s*(?=[,)])"
+    rf"|{STRING_LITERAL}"
 )
 _CEL_ESCAPE = re.compile(r"\\(x[0-9a-fA-F]{2}|u[0-9a-fA-F]{4}|U[0-9a-fA-F]{8}|[0-3][0-7]{2}|.)")
 _SIMPLE_ESCAPES = dict(zip("abfnrtv\\'\"`?", "\a\b\f\n\r\t\v\\'\"`?", strict=True))

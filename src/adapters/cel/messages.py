@@ -35,8 +35,9 @@ _PACKAGES: dict[str, dict[str, tuple[tuple[str, int], ...]]] = {
 }
 
 
-def _pool() -> descriptor_pool.DescriptorPool:
-    pool = descriptor_pool.DescriptorPool()
+def message_files() -> list[descriptor_pb2.FileDescriptorProto]:
+    """The files declaring our messages, one per package (typed_device.py adds them to its pool)."""
+    files = []
     for package, messages in _PACKAGES.items():
         file = descriptor_pb2.FileDescriptorProto(
             name=f"npu_dra/cel/{package}.proto", package=package, syntax="proto3"
@@ -47,6 +48,13 @@ def _pool() -> descriptor_pool.DescriptorPool:
                 declared.field.add(
                     name=field, number=number, type=kind, label=_FIELD.LABEL_OPTIONAL
                 )
+        files.append(file)
+    return files
+
+
+def _pool() -> descriptor_pool.DescriptorPool:
+    pool = descriptor_pool.DescriptorPool()
+    for file in message_files():
         pool.Add(file)
     return pool
 

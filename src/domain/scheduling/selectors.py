@@ -18,6 +18,9 @@ class SelectorDevice:
     driver: DriverName
     attributes: Mapping[str, Mapping[str, AttributeValue]]
     capacity: Mapping[str, Mapping[str, Quantity]]
+    allow_multiple_allocations: bool = (
+        False  # DRAConsumableCapacity's `device.allowMultipleAllocations`
+    )
 
 
 def selector_view(device: PublishedDevice, driver: DriverName) -> SelectorDevice:
@@ -29,4 +32,4 @@ def selector_view(device: PublishedDevice, driver: DriverName) -> SelectorDevice
     for name, quantity in device.capacity.items():
         domain, identifier = qualify(name, driver)
         capacity.setdefault(domain, {})[identifier] = quantity
-    return SelectorDevice(driver, attributes, capacity)
+    return SelectorDevice(driver, attributes, capacity, device.allow_multiple_allocations)

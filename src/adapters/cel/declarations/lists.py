@@ -7,12 +7,13 @@ timestamp, string, bytes); `indexOf` and `lastIndexOf` over a list and an elemen
 The runtime keeps one implementation per name and argument kinds, and every list is one kind, so
 `sum`, `min`, `max` and `isSorted` are each declared once per element type without an
 implementation, and once more, with it, on a list of a type no value has (messages.py), typed
-`dyn`, so that the runtime takes its result as whatever the elements give. `indexOf` and
-`lastIndexOf` are also ext strings' functions, which a declaration of our own may only join
-from an extension (see environment.py); an extension registers every overload's runtime
-implementation, so each takes its own element kind: the comparable types, lists and maps, all of
-which Kubernetes' one overload on any type covers. A list of messages (quantities, versions, IPs)
-has no indexOf here, as every message is one kind and no one message type may stand for all.
+`dyn` (bool for `isSorted`), so that the runtime takes its result as whatever the elements
+give. `indexOf` and `lastIndexOf` are also ext strings' functions, which a declaration of our
+own may only join from an extension (see environment.py); an extension registers every
+overload's runtime implementation, so each takes its own element kind: the comparable types,
+lists and maps, all of which Kubernetes' one overload on any type covers. A list of messages
+(quantities, versions, IPs) has no indexOf here, as every message is one kind and no one message
+type may stand for all.
 """
 
 from collections.abc import Callable
@@ -38,7 +39,7 @@ def _library(
     name: str, overload: str, kinds: dict[str, cel.Type], implementation: Callable[..., object]
 ) -> tuple[Row, ...]:
     """Kubernetes' overload ids: list_<type>_<name>_<type>, or list_<type>_is_sorted_bool."""
-    carrier = Row(name, f"list_any_{name}", _CARRIER, _T.DYN, True, implementation)
+    carrier = Row(name, f"list_any_{name}", _CARRIER, _result(name, _T.DYN), True, implementation)
     typed = (
         Row(name, overload.format(kind), [_T.List(element)], _result(name, element), True, None)
         for kind, element in kinds.items()
@@ -66,4 +67,9 @@ MERGED: tuple[Row, ...] = tuple(
         ("lastIndexOf", "last_index_of", lists.last_index_of),
     )
     for kind, element in _EQUATABLE.items()
+)
+
+# DRAListTypeAttributes (dynamic-resource-allocation@v0.36.3 cel/compile.go): on any value.
+INCLUDES: tuple[Row, ...] = (
+    Row("includes", "dra_includes_dyn_dyn", [_T.DYN, _T.DYN], _T.BOOL, True, lists.includes),
 )
