@@ -9,9 +9,9 @@ from typing import Any
 from npu_dra.adapters.kube_shapes.reader import Fields
 from npu_dra.domain.claims import ConfigSource, OpaqueConfig
 from npu_dra.domain.ids import DriverName, RequestName
+from npu_dra.domain.npu_config import MAX_PARAMETERS_BYTES
 
 MAX_CONFIGS = 32  # DeviceConfigMaxSize
-MAX_PARAMETERS_BYTES = 10 * 1024  # OpaqueParametersMaxLength
 
 
 def configs_from_api(
