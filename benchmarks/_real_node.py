@@ -4,6 +4,7 @@ cluster session opened, as the real-node tests open theirs."""
 from __future__ import annotations
 
 import contextlib
+import shutil
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -32,5 +33,22 @@ def real_node(prefix: str) -> Iterator[tuple[RealCluster, Path] | None]:
     with (
         tempfile.TemporaryDirectory(prefix=prefix) as work,
         real_cluster_session(k8s, node_bin, images, Path(work)) as cluster,
+        logs_kept_on_failure(cluster),
     ):
         yield cluster, Path(work)
+
+
+@contextlib.contextmanager
+def logs_kept_on_failure(cluster: RealCluster) -> Iterator[None]:
+    """A failure keeps the node's logs (kubelet, containerd) and the plugins' in a directory
+    that outlives the scratch one, and says where: what went wrong on a node is in them."""
+    try:
+        yield
+    except BaseException:
+        kept = Path(tempfile.mkdtemp(prefix="npu-dra-bench-logs-", dir="/tmp"))
+        with contextlib.suppress(OSError):
+            shutil.copytree(cluster.node.log_dir, kept, dirs_exist_ok=True)
+            for log in cluster.work.glob("*.log"):
+                shutil.copy(log, kept)
+        print(f"  the node's and the plugins' logs are kept in {kept}")
+        raise

@@ -18,7 +18,8 @@ recorded 8 x 910B4 npu-smi) and the plugins as host processes registered with th
 
 Each round: POD_START_PODS (default 20) pods per contender one at a time, alternating npu-dra and
 Go (the leader swaps every pair), each deleted with its claim (untimed) before the next; then a
-burst of 4 pods created back to back per contender. A pod's time runs from just before its create
+burst of 4 pods created back to back per contender, POD_START_BURSTS (default 5) bursts each,
+alternating as above. A pod's time runs from just before its create
 call to the instant a pod watch (its own client, in a thread) first shows it Running, both
 time.perf_counter. Per round the p50 and p95 of its pods; the table prints min/median/max over
 NPU_DRA_BENCH_ROUNDS (default 3) rounds and the ratio of the medians npu-dra / Go (< 1: npu-dra
@@ -60,12 +61,13 @@ from benchmarks._pod_start_drivers import (
 )
 from benchmarks._pod_start_spans import PrepareSpans
 from benchmarks._pod_start_table import BURST, ONE, STEP, Table
-from benchmarks._real_node import real_node
+from benchmarks._real_node import logs_kept_on_failure, real_node
 from tests.e2e.real_node.cluster import RealCluster, real_cluster_session
 
 ROUNDS = max(1, int(os.environ.get("NPU_DRA_BENCH_ROUNDS", "3")))
 PODS = max(1, int(os.environ.get("POD_START_PODS", "20")))
 BURST_PODS = 4
+BURSTS = max(1, int(os.environ.get("POD_START_BURSTS", "5")))
 GATES = {"DRAPartitionableDevices": True}
 NPU = Contender("npu-dra", "npu", partial(pod, template=NPU_TEMPLATE))
 GO = Contender("Go", "go", partial(pod, template=GO_TEMPLATE))
@@ -99,11 +101,21 @@ class Bench:
             self.table.add(ONE, label, times)
             self.table.add(f"{STEP}, {ONE}", label, spans)
 
-    def burst(self, contender: Contender, number: int) -> None:
-        names = [f"{contender.prefix}-r{number}-burst-{i}" for i in range(BURST_PODS)]
-        times, spans = self.timed(contender, names)
-        self.table.add(BURST, contender.label, times)
-        self.table.add(f"{STEP}, {BURST}", contender.label, spans)
+    def bursts(self, contenders: Sequence[Contender], number: int) -> None:
+        """BURSTS bursts of BURST_PODS pods per contender, alternating (the leader swaps every
+        pair), so that each contender's bursts meet the same node."""
+        samples: dict[str, tuple[list[float], list[float]]] = {
+            c.label: ([], []) for c in contenders
+        }
+        for b in range(BURSTS):
+            for c in contenders if (b + number) % 2 == 0 else contenders[::-1]:
+                names = [f"{c.prefix}-r{number}-burst{b}-{i}" for i in range(BURST_PODS)]
+                times, spans = self.timed(c, names)
+                samples[c.label][0].extend(times)
+                samples[c.label][1].extend(spans)
+        for label, (times, spans) in samples.items():
+            self.table.add(BURST, label, times)
+            self.table.add(f"{STEP}, {BURST}", label, spans)
 
 
 def _measure(cluster: RealCluster, contenders: Sequence[Contender]) -> Table:
@@ -118,8 +130,7 @@ def _measure(cluster: RealCluster, contenders: Sequence[Contender]) -> Table:
             bench.timed(c, [f"{c.prefix}-warm-up"])
         for number in range(ROUNDS):
             bench.one_at_a_time(contenders, number)
-            for c in contenders if number % 2 == 0 else contenders[::-1]:
-                bench.burst(c, number)
+            bench.bursts(contenders, number)
         return bench.table
 
 
@@ -143,6 +154,7 @@ def _gated_node(binaries: tuple[Path, Path, Path], tables: dict[str, Table]) -> 
     with (
         tempfile.TemporaryDirectory(prefix="bench-vnpu-node-") as work,
         real_cluster_session(*binaries, Path(work), feature_gates=GATES) as cluster,
+        logs_kept_on_failure(cluster),
         vnpu_plugin(cluster, Path(work)),
     ):
         cluster.apply(CLAIM_OBJECTS)
@@ -152,7 +164,8 @@ def _gated_node(binaries: tuple[Path, Path, Path], tables: dict[str, Table]) -> 
 def _print(tables: dict[str, Table]) -> None:
     print(
         "pod creation -> Running on a real node (kubelet v1.34.3, containerd 2.1.5, runc): "
-        f"{ROUNDS} rounds, {PODS} pods one at a time + {BURST_PODS} at once per contender and round"
+        f"{ROUNDS} rounds, {PODS} pods one at a time + {BURSTS} x {BURST_PODS} at once per "
+        "contender and round"
     )
     if "side by side" in tables:
         print(
