@@ -178,7 +178,12 @@ class NodeClaims(Protocol):
     """The kubelet RPC port (driving side): what NodePrepareResources and
     NodeUnprepareResources ask of the node. Every claim gets its own outcome."""
 
-    def prepare(self, refs: Sequence[ClaimRef]) -> Mapping[ClaimUID, ClaimOutcome]: ...
+    def prepare(
+        self, refs: Sequence[ClaimRef], caller_gone: Callable[[], bool] | None = None
+    ) -> Mapping[ClaimUID, ClaimOutcome]:
+        """`caller_gone`, asked once the claims are registered: the kubelet left the call (a
+        prepare then commits nothing; app/services/inflight)."""
+        ...
 
     def unprepare(self, refs: Sequence[ClaimRef]) -> Mapping[ClaimUID, str | None]:
         """An error message per claim, None where it was unprepared (or never prepared)."""

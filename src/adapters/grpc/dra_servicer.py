@@ -13,7 +13,7 @@ prepared for good.
 
 import itertools
 import logging
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any, Protocol
 
 import attrs
@@ -53,13 +53,15 @@ class DraCalls:
         self._preparer = preparer
         self._ids = itertools.count(1)
 
-    def prepare(self, claims: Iterable[WireClaim]) -> dict[str, Answer]:
+    def prepare(
+        self, claims: Iterable[WireClaim], caller_gone: Callable[[], bool] | None = None
+    ) -> dict[str, Answer]:
         refs, answers = _refs(claims)
         request = next(self._ids)
         if log.isEnabledFor(logging.DEBUG):  # the claim list is built only to be logged
             log.debug("request %d: prepare %s", request, ", ".join(map(str, refs)) or "-")
         try:
-            outcomes = self._preparer.prepare(refs)
+            outcomes = self._preparer.prepare(refs, caller_gone)
         except (DomainError, OSError) as error:  # node-wide (checkpoint, disk): every claim
             log.error("request %d: prepare failed: %s", request, error)
             return answers | {ref.uid: Answer(error=str(error)) for ref in refs}
@@ -120,7 +122,7 @@ class DraPluginV1(v1_grpc.DRAPluginServicer):
         self, request: v1.NodePrepareResourcesRequest, context: Any
     ) -> v1.NodePrepareResourcesResponse:
         _refuse_if_abandoned(context)
-        answers = self._calls.prepare(request.claims)
+        answers = self._calls.prepare(request.claims, _gone(context))
         return v1.NodePrepareResourcesResponse(
             claims={uid: _v1_answer(a) for uid, a in answers.items()}
         )
@@ -142,7 +144,7 @@ class DraPluginV1beta1(v1beta1_grpc.DRAPluginServicer):
         self, request: v1beta1.NodePrepareResourcesRequest, context: Any
     ) -> v1beta1.NodePrepareResourcesResponse:
         _refuse_if_abandoned(context)
-        answers = self._calls.prepare(request.claims)
+        answers = self._calls.prepare(request.claims, _gone(context))
         return v1beta1.NodePrepareResourcesResponse(
             claims={uid: _v1beta1_answer(a) for uid, a in answers.items()}
         )
@@ -163,6 +165,11 @@ def _refuse_if_abandoned(context: Any) -> None:
     if not context.is_active() or (remaining is not None and remaining <= 0):
         log.warning("a prepare call arrived after its deadline; not started")
         context.abort(grpc.StatusCode.DEADLINE_EXCEEDED, "deadline passed before the call ran")
+
+
+def _gone(context: Any) -> Callable[[], bool]:
+    """Whether the kubelet left the call (cancelled it, or its deadline passed)."""
+    return lambda: not context.is_active()
 
 
 def _v1_answer(answer: Answer) -> v1.NodePrepareResourceResponse:

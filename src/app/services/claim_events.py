@@ -2,7 +2,7 @@
 owner can act on (domain/events.py) puts a Warning Event on the claim, through the non-blocking
 sink, so `kubectl describe resourceclaim` says why the pod does not start."""
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 from npu_dra.app.services.event_sink import EventSink
 from npu_dra.domain.claims import ClaimRef
@@ -17,8 +17,10 @@ class ClaimFailureEvents:
         self._inner = inner
         self._sink = sink
 
-    def prepare(self, refs: Sequence[ClaimRef]) -> Mapping[ClaimUID, ClaimOutcome]:
-        outcomes = self._inner.prepare(refs)
+    def prepare(
+        self, refs: Sequence[ClaimRef], caller_gone: Callable[[], bool] | None = None
+    ) -> Mapping[ClaimUID, ClaimOutcome]:
+        outcomes = self._inner.prepare(refs, caller_gone)
         for ref in refs:
             outcome = outcomes.get(ref.uid)
             if outcome is not None and outcome.error is not None:

@@ -1,34 +1,48 @@
-"""Which prepares are waiting on the API, so an unprepare that overtakes one can cancel it.
+"""Which prepares are under way, so an unprepare that overtakes one can cancel it.
 
 A prepare reads its claims from the API outside the state lock (a slow API must not stall every
 other call). If the kubelet gives up on it meanwhile, it sends NodeUnprepareResources, which finds
 nothing to undo and answers OK; the kubelet never asks again. Without a record of that unprepare,
 the late prepare would then write its CDI spec and checkpoint entry, and the claim's devices would
 stay held for good. So every prepare registers its claims here before it reads, an unprepare marks
-them cancelled, and the prepare commits nothing for a cancelled claim. All methods are called
-under the preparer's state lock.
+them cancelled, and the prepare commits nothing for a cancelled claim.
+
+An unprepare can also overtake a prepare before it registered: the call waited for a worker, or
+its thread had not run yet, when the kubelet cancelled it (its pod is being deleted) and sent the
+unprepare. The cancellation reached this process before the unprepare did (one connection, in
+order), so `open` asks whether the caller is still there once the claims are registered: if it is
+gone, every claim is cancelled at once. Either the unprepare comes later and finds the claims
+registered, or it came first and the caller was already gone. All methods are called under the
+preparer's state lock.
 """
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 from npu_dra.domain.ids import ClaimUID
 
+UNPREPARED = "unprepared while this prepare waited"
+CALLER_GONE = "the kubelet gave up on this call before it ran (cancelled, or past its deadline)"
+
 
 class PendingPrepare:
-    """One prepare call's claims, and those an unprepare cancelled while it waited."""
+    """One prepare call's claims, and why each one cancelled was (an unprepare, its caller gone)."""
 
     def __init__(self, uids: Iterable[ClaimUID]) -> None:
         self.uids = frozenset(uids)
-        self.cancelled: set[ClaimUID] = set()
+        self.cancelled: dict[ClaimUID, str] = {}
 
 
 class InFlight:
     def __init__(self) -> None:
         self._pending: list[PendingPrepare] = []
 
-    def open(self, uids: Iterable[ClaimUID]) -> PendingPrepare:
+    def open(
+        self, uids: Iterable[ClaimUID], caller_gone: Callable[[], bool] | None = None
+    ) -> PendingPrepare:
         pending = PendingPrepare(uids)
         self._pending.append(pending)
+        if caller_gone is not None and caller_gone():
+            pending.cancelled = dict.fromkeys(pending.uids, CALLER_GONE)
         return pending
 
     def close(self, pending: PendingPrepare) -> None:
@@ -38,5 +52,5 @@ class InFlight:
         """Mark `uid` cancelled in every prepare waiting for it; how many there were."""
         waiting = [p for p in self._pending if uid in p.uids]
         for pending in waiting:
-            pending.cancelled.add(uid)
+            pending.cancelled.setdefault(uid, UNPREPARED)
         return len(waiting)

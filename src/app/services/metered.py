@@ -3,7 +3,7 @@ composition root puts this in front of the real one. (Probes are timed by the po
 the health monitor that runs them.)"""
 
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 from npu_dra.domain.claims import ClaimRef
 from npu_dra.domain.ids import ClaimUID
@@ -20,12 +20,14 @@ class MeteredNodeClaims:
         self._inner = inner
         self._metrics = metrics
 
-    def prepare(self, refs: Sequence[ClaimRef]) -> Mapping[ClaimUID, ClaimOutcome]:
+    def prepare(
+        self, refs: Sequence[ClaimRef], caller_gone: Callable[[], bool] | None = None
+    ) -> Mapping[ClaimUID, ClaimOutcome]:
         self._metrics.call_started(method=PREPARE)
         started = time.monotonic()
         reasons: list[str] = ["internal"]
         try:
-            outcomes = self._inner.prepare(refs)
+            outcomes = self._inner.prepare(refs, caller_gone)
             reasons = [error_reason(o.error) for o in outcomes.values() if o.error is not None]
             return outcomes
         finally:

@@ -6,26 +6,24 @@ Contracts:
   and no state is rewritten (a missing CDI spec is recreated, nothing else).
 - Ordering: prepare writes the CDI spec, then the checkpoint; unprepare removes the CDI spec, then
   the checkpoint entry. A crash between leaves a state `repair()` fixes at the next start.
-- Durable before acknowledged: the checkpoint lives in memory, saved by group commit: a call
-  answers once a save holding its changes has returned. CDI specs are written atomically, not
-  flushed: the start-up repair rewrites a lost one (restart_repair, claim_specs). A failed save
-  rolls memory back to the last save; its calls get the error, a prepare removes its spec.
+- Durable before acknowledged: a call answers once a group-commit save holding its changes
+  returned; CDI specs are written atomically, not flushed (the start-up repair rewrites a lost
+  one). A failed save rolls memory back to the last save: its calls fail, a prepare's spec goes.
 - vNPUs: the record is saved first, then the vNPUs are made outside the state lock, under
   per-chip locks (app/services/vnpu), so chips work in parallel; a failure undoes spec and record.
   Unprepare destroys them (the same way) before the record goes. Shared chips: device_share.
 - New claims are read concurrently, under one deadline below the kubelet's 45 s (claim_fetch).
-- API reads happen outside the state lock; every state change happens under it. An unprepare
-  that arrives while a prepare of the same claim waits on the API cancels that prepare's commit
+- API reads happen outside the state lock; every state change under it. An unprepare that
+  overtakes a prepare of the same claim, or the kubelet gone from the call, cancels its commit
   (see inflight): a prepare the kubelet gave up on never leaves a claim prepared behind it.
-- A UID is only answered for the namespace/name it was prepared under; another identity gets
-  an error and changes nothing.
+- A UID is answered only for the namespace/name it was prepared under; others get an error.
 - No probe under the state lock: idempotent calls use the known inventory (or fail at once where a
   spec or vNPU needs one first); a new claim probes before. A second instance: services/shared.
 """
 
 import logging
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 from npu_dra.app.services.call_log import CallLog
 from npu_dra.app.services.claim_fetch import ClaimReads, Fetched, Prefetched
@@ -85,13 +83,15 @@ class ClaimPreparer:
             stores=(checkpoints, cdi), specs=self._specs, inventory=inventory, vnpus=vnpus,
         ), self._shares, self.prepared, inventory.known_or_error)  # fmt: skip
 
-    def prepare(self, refs: Sequence[ClaimRef]) -> dict[ClaimUID, ClaimOutcome]:
+    def prepare(
+        self, refs: Sequence[ClaimRef], caller_gone: Callable[[], bool] | None = None
+    ) -> dict[ClaimUID, ClaimOutcome]:
         began = time.monotonic()
         with self._lock:
             known = self._checkpoint().claims
-            pending = self._in_flight.open(ref.uid for ref in refs)
+            pending = self._in_flight.open((ref.uid for ref in refs), caller_gone)
         try:
-            fresh = [ref for ref in refs if ref.uid not in known]
+            fresh = [r for r in refs if r.uid not in known and r.uid not in pending.cancelled]
             self._inventory_for(refs, known)
             fetched = self._shares.ready(self._reads.fetch(fresh), self._driver, self._context)
             with self._lock:
@@ -169,8 +169,8 @@ class ClaimPreparer:
         outcomes: dict[ClaimUID, ClaimOutcome] = {}
         for ref in refs:
             if ref.uid in pending.cancelled:
-                error = f"claim {ref}: unprepared while this prepare waited; not prepared"
-                log.warning("prepare %s cancelled: unprepared while it waited", ref)
+                log.warning("prepare %s cancelled: %s", ref, pending.cancelled[ref.uid])
+                error = f"claim {ref}: {pending.cancelled[ref.uid]}; not prepared"
                 outcomes[ref.uid] = ClaimOutcome(error=error)
                 continue
             claim = fetched.get(ref.uid, f"claim {ref}: not prepared (was it unprepared?)")

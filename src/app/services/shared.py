@@ -15,7 +15,7 @@ its parallel prepares.
 """
 
 import contextlib
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
 
 from npu_dra.app.services.preparer import ClaimPreparer
@@ -31,9 +31,11 @@ class SharedState:
         self._preparer = preparer
         self._lock = lock
 
-    def prepare(self, refs: Sequence[ClaimRef]) -> Mapping[ClaimUID, ClaimOutcome]:
+    def prepare(
+        self, refs: Sequence[ClaimRef], caller_gone: Callable[[], bool] | None = None
+    ) -> Mapping[ClaimUID, ClaimOutcome]:
         with self._held():
-            return self._preparer.prepare(refs)
+            return self._preparer.prepare(refs, caller_gone)
 
     def unprepare(self, refs: Sequence[ClaimRef]) -> Mapping[ClaimUID, str | None]:
         with self._held():

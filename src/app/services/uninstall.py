@@ -17,7 +17,7 @@ and RBAC, so its token could no longer ask, but a watch already open is not auth
 import logging
 import threading
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 from npu_dra.app.services.backoff import Backoff
 from npu_dra.domain.claims import ClaimRef
@@ -79,12 +79,14 @@ class UninstallGate:
     def close(self) -> None:
         self._closed.set()
 
-    def prepare(self, refs: Sequence[ClaimRef]) -> Mapping[ClaimUID, ClaimOutcome]:
+    def prepare(
+        self, refs: Sequence[ClaimRef], caller_gone: Callable[[], bool] | None = None
+    ) -> Mapping[ClaimUID, ClaimOutcome]:
         if not self._closed.is_set():
-            return self._inner.prepare(refs)
+            return self._inner.prepare(refs, caller_gone)
         prepared = self._checkpoints.load().claims
         known = [r for r in refs if r.uid in prepared]
-        answers = dict(self._inner.prepare(known)) if known else {}
+        answers = dict(self._inner.prepare(known, caller_gone)) if known else {}
         refused = {r.uid: ClaimOutcome(error=UNINSTALLING) for r in refs if r.uid not in answers}
         return answers | refused
 

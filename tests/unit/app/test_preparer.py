@@ -423,6 +423,27 @@ def test_an_unprepare_while_the_prepare_waits_on_the_api_leaves_nothing_prepared
     assert devices(node.prepare(again)[again.uid]) == ["npu-0"]
 
 
+def test_an_unprepare_that_overtook_the_prepare_before_it_ran_leaves_nothing_prepared(
+    node: Node,
+) -> None:
+    """The kubelet gave up on the call (its pod is being deleted) and unprepared before the
+    prepare got a worker: the unprepare found nothing to cancel, so only the caller being gone,
+    asked once the prepare is registered, tells the prepare not to commit."""
+    ref = node.claim("overtaken", "npu-0")
+    assert node.preparer.unprepare([ref]) == {ref.uid: None}  # came first, found nothing
+
+    answer = node.preparer.prepare([ref], caller_gone=lambda: True)
+
+    assert "gave up on this call" in str(answer[ref.uid].error)
+    assert node.cluster.reads == 0
+    assert node.cdi.claim_uids() == frozenset()
+    assert node.checkpointed() == {}
+    again = node.claim("next-pod", "npu-0")
+    assert devices(node.preparer.prepare([again], caller_gone=lambda: False)[again.uid]) == [
+        "npu-0"
+    ]
+
+
 def test_a_late_prepare_of_many_claims_commits_none_of_the_unprepared_ones(node: Node) -> None:
     refs = [node.claim(f"many-{i}", f"npu-{i % 8}") for i in range(3)]
     node.cluster.open.clear()

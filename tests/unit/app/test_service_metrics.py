@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 import pytest
 
@@ -53,7 +53,9 @@ class Claims:
         self.error = error
         self.raises = raises
 
-    def prepare(self, refs: Sequence[ClaimRef]) -> Mapping[ClaimUID, ClaimOutcome]:
+    def prepare(
+        self, refs: Sequence[ClaimRef], caller_gone: Callable[[], bool] | None = None
+    ) -> Mapping[ClaimUID, ClaimOutcome]:
         if self.raises:
             raise RuntimeError("a bug")
         return {r.uid: ClaimOutcome(error=self.error) for r in refs}

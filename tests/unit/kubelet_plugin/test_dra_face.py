@@ -60,6 +60,19 @@ class Aborted(Exception):
 LIVE = Call()
 
 
+class GoneAfterStart(Call):
+    """A call live at the start check whose caller goes away right after (the kubelet cancels:
+    its pod is being deleted), before the preparer registers the claims."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.asked = 0
+
+    def is_active(self) -> bool:
+        self.asked += 1
+        return self.asked == 1
+
+
 class Plugin:
     def __init__(self, checkpoints: CheckpointStore | None = None) -> None:
         self.cluster = MemoryCluster()
@@ -203,4 +216,22 @@ def test_a_prepare_whose_caller_already_gave_up_is_not_started(
         face.NodePrepareResources(request, Call(remaining=0.0))
 
     assert aborted.value.args[0] == grpc.StatusCode.DEADLINE_EXCEEDED
+    assert plugin.checkpoints.load().claims == {}
+
+
+@pytest.mark.parametrize("version", ["v1", "v1beta1"])
+def test_a_prepare_whose_caller_left_before_it_registered_prepares_nothing(
+    plugin: Plugin, version: str
+) -> None:
+    ref = ClaimRef(Namespace("team-a"), ClaimName("left"), ClaimUID("uid-left"))
+    api = v1 if version == "v1" else v1beta1
+    face = plugin.v1 if version == "v1" else plugin.v1beta1
+    call = GoneAfterStart()
+
+    response = face.NodePrepareResources(
+        api.NodePrepareResourcesRequest(claims=[claim(api, ref)]), call
+    )
+
+    assert call.asked >= 2
+    assert "gave up on this call" in response.claims[ref.uid].error
     assert plugin.checkpoints.load().claims == {}
