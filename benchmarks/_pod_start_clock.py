@@ -36,16 +36,7 @@ def pod(
         "imagePullPolicy": "IfNotPresent",
         "command": COMMAND,
     }
-    spec: dict[str, Any] = {
-        "terminationGracePeriodSeconds": 1,
-        # No service-account token volume: its kube-root-ca.crt comes from the kubelet's configmap
-        # cache, which a pod just bound may not reach yet (the node authorizer: "no relationship
-        # found between node ... and this object"), and its mount then retries 0.5-1.8 s later.
-        # That stall strikes whole bursts of either contender at random (6 of 30 bursts in one
-        # run, 2026-11-27) and has nothing to do with DRA; the pods need no API access.
-        "automountServiceAccountToken": False,
-        "containers": [container],
-    }
+    spec: dict[str, Any] = {"terminationGracePeriodSeconds": 1, "containers": [container]}
     if template is not None:
         spec["resourceClaims"] = [{"name": "dev", "resourceClaimTemplateName": template}]
         container["resources"] = {"claims": [{"name": "dev"}]}
