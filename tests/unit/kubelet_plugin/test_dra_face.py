@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import grpc
 import pytest
@@ -111,6 +112,13 @@ def claim(module: object, ref: ClaimRef | tuple[str, str, str]) -> object:
     return module.Claim(namespace=namespace, name=name, uid=uid)  # type: ignore[attr-defined]
 
 
+def prepare_call(plugin: Plugin, version: str, ref: ClaimRef) -> tuple[Any, Any]:
+    """The plugin's face for `version`, and a NodePrepareResources request for `ref`."""
+    api = v1 if version == "v1" else v1beta1
+    face = plugin.v1 if version == "v1" else plugin.v1beta1
+    return face, api.NodePrepareResourcesRequest(claims=[claim(api, ref)])
+
+
 @pytest.fixture
 def plugin() -> Plugin:
     return Plugin()
@@ -208,9 +216,7 @@ def test_a_prepare_whose_caller_already_gave_up_is_not_started(
     plugin: Plugin, version: str
 ) -> None:
     ref = ClaimRef(Namespace("team-a"), ClaimName("late"), ClaimUID("uid-late"))
-    api = v1 if version == "v1" else v1beta1
-    face = plugin.v1 if version == "v1" else plugin.v1beta1
-    request = api.NodePrepareResourcesRequest(claims=[claim(api, ref)])
+    face, request = prepare_call(plugin, version, ref)
 
     with pytest.raises(Aborted) as aborted:
         face.NodePrepareResources(request, Call(remaining=0.0))
@@ -224,13 +230,10 @@ def test_a_prepare_whose_caller_left_before_it_registered_prepares_nothing(
     plugin: Plugin, version: str
 ) -> None:
     ref = ClaimRef(Namespace("team-a"), ClaimName("left"), ClaimUID("uid-left"))
-    api = v1 if version == "v1" else v1beta1
-    face = plugin.v1 if version == "v1" else plugin.v1beta1
+    face, request = prepare_call(plugin, version, ref)
     call = GoneAfterStart()
 
-    response = face.NodePrepareResources(
-        api.NodePrepareResourcesRequest(claims=[claim(api, ref)]), call
-    )
+    response = face.NodePrepareResources(request, call)
 
     assert call.asked >= 2
     assert "gave up on this call" in response.claims[ref.uid].error
