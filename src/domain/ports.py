@@ -18,6 +18,10 @@ from npu_dra.domain.prepare import ClaimOutcome
 from npu_dra.domain.vnpu.instance import Vnpu
 from npu_dra.domain.vnpu.templates import VnpuOffer
 
+# Asked once a prepare's claims are registered in flight: the kubelet left the call (it cancelled
+# it, or its deadline passed), so the prepare commits nothing (app/services/inflight).
+CallerGone = Callable[[], bool]
+
 
 class HardwareProbe(Protocol):
     """Finds this node's devices. Raises ProbeError (an adapter error) rather than guessing."""
@@ -179,7 +183,7 @@ class NodeClaims(Protocol):
     NodeUnprepareResources ask of the node. Every claim gets its own outcome."""
 
     def prepare(
-        self, refs: Sequence[ClaimRef], caller_gone: Callable[[], bool] | None = None
+        self, refs: Sequence[ClaimRef], caller_gone: CallerGone | None = None
     ) -> Mapping[ClaimUID, ClaimOutcome]:
         """`caller_gone`, asked once the claims are registered: the kubelet left the call (a
         prepare then commits nothing; app/services/inflight)."""

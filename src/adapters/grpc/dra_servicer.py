@@ -13,7 +13,7 @@ prepared for good.
 
 import itertools
 import logging
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from typing import Any, Protocol
 
 import attrs
@@ -27,7 +27,7 @@ from npu_dra.domain.checkpoint import PreparedDevice
 from npu_dra.domain.claims import ClaimRef
 from npu_dra.domain.errors import DomainError
 from npu_dra.domain.ids import ClaimName, ClaimUID, Namespace
-from npu_dra.domain.ports import NodeClaims
+from npu_dra.domain.ports import CallerGone, NodeClaims
 
 log = logging.getLogger(__name__)
 
@@ -54,7 +54,7 @@ class DraCalls:
         self._ids = itertools.count(1)
 
     def prepare(
-        self, claims: Iterable[WireClaim], caller_gone: Callable[[], bool] | None = None
+        self, claims: Iterable[WireClaim], caller_gone: CallerGone | None = None
     ) -> dict[str, Answer]:
         refs, answers = _refs(claims)
         request = next(self._ids)
@@ -167,7 +167,7 @@ def _refuse_if_abandoned(context: Any) -> None:
         context.abort(grpc.StatusCode.DEADLINE_EXCEEDED, "deadline passed before the call ran")
 
 
-def _gone(context: Any) -> Callable[[], bool]:
+def _gone(context: Any) -> CallerGone:
     """Whether the kubelet left the call (cancelled it, or its deadline passed)."""
     return lambda: not context.is_active()
 

@@ -2,13 +2,13 @@
 owner can act on (domain/events.py) puts a Warning Event on the claim, through the non-blocking
 sink, so `kubectl describe resourceclaim` says why the pod does not start."""
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 
 from npu_dra.app.services.event_sink import EventSink
 from npu_dra.domain.claims import ClaimRef
 from npu_dra.domain.events import prepare_failure_event
 from npu_dra.domain.ids import ClaimUID
-from npu_dra.domain.ports import NodeClaims
+from npu_dra.domain.ports import CallerGone, NodeClaims
 from npu_dra.domain.prepare import ClaimOutcome
 
 
@@ -18,7 +18,7 @@ class ClaimFailureEvents:
         self._sink = sink
 
     def prepare(
-        self, refs: Sequence[ClaimRef], caller_gone: Callable[[], bool] | None = None
+        self, refs: Sequence[ClaimRef], caller_gone: CallerGone | None = None
     ) -> Mapping[ClaimUID, ClaimOutcome]:
         outcomes = self._inner.prepare(refs, caller_gone)
         for ref in refs:

@@ -16,9 +16,10 @@ registered, or it came first and the caller was already gone. All methods are ca
 preparer's state lock.
 """
 
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 
 from npu_dra.domain.ids import ClaimUID
+from npu_dra.domain.ports import CallerGone
 
 UNPREPARED = "unprepared while this prepare waited"
 CALLER_GONE = "the kubelet gave up on this call before it ran (cancelled, or past its deadline)"
@@ -37,7 +38,7 @@ class InFlight:
         self._pending: list[PendingPrepare] = []
 
     def open(
-        self, uids: Iterable[ClaimUID], caller_gone: Callable[[], bool] | None = None
+        self, uids: Iterable[ClaimUID], caller_gone: CallerGone | None = None
     ) -> PendingPrepare:
         pending = PendingPrepare(uids)
         self._pending.append(pending)

@@ -3,12 +3,12 @@ composition root puts this in front of the real one. (Probes are timed by the po
 the health monitor that runs them.)"""
 
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 
 from npu_dra.domain.claims import ClaimRef
 from npu_dra.domain.ids import ClaimUID
 from npu_dra.domain.metrics import PluginMetrics, error_reason
-from npu_dra.domain.ports import NodeClaims
+from npu_dra.domain.ports import CallerGone, NodeClaims
 from npu_dra.domain.prepare import ClaimOutcome
 
 PREPARE = "NodePrepareResources"
@@ -21,7 +21,7 @@ class MeteredNodeClaims:
         self._metrics = metrics
 
     def prepare(
-        self, refs: Sequence[ClaimRef], caller_gone: Callable[[], bool] | None = None
+        self, refs: Sequence[ClaimRef], caller_gone: CallerGone | None = None
     ) -> Mapping[ClaimUID, ClaimOutcome]:
         self._metrics.call_started(method=PREPARE)
         started = time.monotonic()

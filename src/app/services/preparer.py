@@ -23,7 +23,7 @@ Contracts:
 
 import logging
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 
 from npu_dra.app.services.call_log import CallLog
 from npu_dra.app.services.claim_fetch import ClaimReads, Fetched, Prefetched
@@ -38,7 +38,7 @@ from npu_dra.domain.checkpoint import Checkpoint, PreparedClaim
 from npu_dra.domain.claims import ClaimRef, ResourceClaim
 from npu_dra.domain.errors import DomainError
 from npu_dra.domain.ids import ClaimUID, DriverName, PoolName
-from npu_dra.domain.ports import CdiStore, CheckpointStore, ClusterApi
+from npu_dra.domain.ports import CallerGone, CdiStore, CheckpointStore, ClusterApi
 from npu_dra.domain.prepare import ClaimOutcome, NodeContext, PreparePlan, plan_prepare
 from npu_dra.domain.profile import DeviceProfile
 
@@ -84,7 +84,7 @@ class ClaimPreparer:
         ), self._shares, self.prepared, inventory.known_or_error)  # fmt: skip
 
     def prepare(
-        self, refs: Sequence[ClaimRef], caller_gone: Callable[[], bool] | None = None
+        self, refs: Sequence[ClaimRef], caller_gone: CallerGone | None = None
     ) -> dict[ClaimUID, ClaimOutcome]:
         began = time.monotonic()
         with self._lock:

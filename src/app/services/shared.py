@@ -15,7 +15,7 @@ its parallel prepares.
 """
 
 import contextlib
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
 
 from npu_dra.app.services.preparer import ClaimPreparer
@@ -23,6 +23,7 @@ from npu_dra.app.services.restart_repair import RepairReport
 from npu_dra.domain.checkpoint import Checkpoint
 from npu_dra.domain.claims import ClaimRef
 from npu_dra.domain.ids import ClaimUID
+from npu_dra.domain.ports import CallerGone
 from npu_dra.domain.prepare import ClaimOutcome
 
 
@@ -32,7 +33,7 @@ class SharedState:
         self._lock = lock
 
     def prepare(
-        self, refs: Sequence[ClaimRef], caller_gone: Callable[[], bool] | None = None
+        self, refs: Sequence[ClaimRef], caller_gone: CallerGone | None = None
     ) -> Mapping[ClaimUID, ClaimOutcome]:
         with self._held():
             return self._preparer.prepare(refs, caller_gone)

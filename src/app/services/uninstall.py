@@ -17,12 +17,12 @@ and RBAC, so its token could no longer ask, but a watch already open is not auth
 import logging
 import threading
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 
 from npu_dra.app.services.backoff import Backoff
 from npu_dra.domain.claims import ClaimRef
 from npu_dra.domain.ids import ClaimUID
-from npu_dra.domain.ports import CdiStore, CheckpointStore, NodeClaims
+from npu_dra.domain.ports import CallerGone, CdiStore, CheckpointStore, NodeClaims
 from npu_dra.domain.prepare import ClaimOutcome
 
 log = logging.getLogger(__name__)
@@ -80,7 +80,7 @@ class UninstallGate:
         self._closed.set()
 
     def prepare(
-        self, refs: Sequence[ClaimRef], caller_gone: Callable[[], bool] | None = None
+        self, refs: Sequence[ClaimRef], caller_gone: CallerGone | None = None
     ) -> Mapping[ClaimUID, ClaimOutcome]:
         if not self._closed.is_set():
             return self._inner.prepare(refs, caller_gone)

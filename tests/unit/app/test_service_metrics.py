@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 
 import pytest
 
@@ -15,6 +15,7 @@ from npu_dra.domain.claims import ClaimRef
 from npu_dra.domain.errors import ClusterUnavailable
 from npu_dra.domain.ids import ClaimName, ClaimUID, Namespace, NodeName
 from npu_dra.domain.metrics import REASONS, error_reason
+from npu_dra.domain.ports import CallerGone
 from npu_dra.domain.prepare import ClaimOutcome
 from tests.unit.app.test_maintainer import FlakyPublisher
 
@@ -54,7 +55,7 @@ class Claims:
         self.raises = raises
 
     def prepare(
-        self, refs: Sequence[ClaimRef], caller_gone: Callable[[], bool] | None = None
+        self, refs: Sequence[ClaimRef], caller_gone: CallerGone | None = None
     ) -> Mapping[ClaimUID, ClaimOutcome]:
         if self.raises:
             raise RuntimeError("a bug")
