@@ -18,7 +18,7 @@ recorded 8 x 910B4 npu-smi) and the plugins as host processes registered with th
 
 Each round: POD_START_PODS (default 20) pods per contender one at a time, alternating npu-dra and
 Go (the leader swaps every pair), each deleted with its claim (untimed) before the next; then a
-burst of 4 pods created back to back per contender, POD_START_BURSTS (default 5) bursts each,
+burst of 4 pods created back to back per contender, POD_START_BURSTS (default 10) bursts each,
 alternating as above. A pod's time runs from just before its create
 call to the instant a pod watch (its own client, in a thread) first shows it Running, both
 time.perf_counter. Per round the p50 and p95 of its pods; the table prints min/median/max over
@@ -67,7 +67,7 @@ from tests.e2e.real_node.cluster import RealCluster, real_cluster_session
 ROUNDS = max(1, int(os.environ.get("NPU_DRA_BENCH_ROUNDS", "3")))
 PODS = max(1, int(os.environ.get("POD_START_PODS", "20")))
 BURST_PODS = 4
-BURSTS = max(1, int(os.environ.get("POD_START_BURSTS", "5")))
+BURSTS = max(1, int(os.environ.get("POD_START_BURSTS", "10")))
 GATES = {"DRAPartitionableDevices": True}
 NPU = Contender("npu-dra", "npu", partial(pod, template=NPU_TEMPLATE))
 GO = Contender("Go", "go", partial(pod, template=GO_TEMPLATE))
