@@ -8,6 +8,10 @@ passed as `--build-arg BASE`: a Debian bookworm rootfs with python3 (3.11) and p
 through this machine's TLS proxy, so the host's CA bundle is mounted over the base's for its
 RUN steps (`--volume`; nothing of it stays in the image), as behind any corporate proxy.
 
+An image is keyed by a digest of what goes into it (the Dockerfile, the files .dockerignore lets
+through, the architecture and the base): built again only when that changes, one build at a
+time per cache (a file lock: `make test`'s background build and a test may ask together).
+
 Images are built for linux/amd64 and linux/arm64 (Kunpeng). The arm64 one's RUN steps, and any
 command run in it here, go through qemu-user emulation (qemu-user-static, registered with
 binfmt_misc, which is mounted when it is not). The amd64 image goes to the real node as a docker
@@ -17,10 +21,13 @@ from its own exported tree (tests/support/releases.py).
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import hashlib
 import os
 import shutil
 import subprocess
+from collections.abc import Iterator
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
@@ -114,10 +121,23 @@ def base_image(cache: Path, arch: str) -> str:
 
 def build_image(cache: Path, arch: str, *, context: Path = REPO, name: str | None = None) -> str:
     """The Dockerfile of `context` (the working tree, or a release's exported tree) built for
-    linux/`arch` on the local base; the image's name."""
-    ensure_emulation(arch)
-    base = base_image(cache, arch)
+    linux/`arch` on the local base, unless the image of that name was built from the same
+    inputs (`context_digest`); the image's name."""
     name = name or f"localhost/npu-dra:0.1.0-{arch}"
+    with build_lock(cache):
+        ensure_emulation(arch)
+        base = base_image(cache, arch)
+        digest = context_digest(context, arch, base)
+        stamp = _stamp(cache, name)
+        if _read(stamp) == digest and _exists(cache, name):
+            return name
+        _build(cache, arch, context, name, base)
+        stamp.parent.mkdir(parents=True, exist_ok=True)
+        stamp.write_text(digest)
+    return name
+
+
+def _build(cache: Path, arch: str, context: Path, name: str, base: str) -> None:
     trust = [f"--volume={HOST_CA_BUNDLE}:{HOST_CA_BUNDLE}:ro"] if HOST_CA_BUNDLE.exists() else []
     _run(
         [
@@ -130,7 +150,48 @@ def build_image(cache: Path, arch: str, *, context: Path = REPO, name: str | Non
     # The image this tag named before is now dangling: vfs keeps a whole copy of every layer
     # (about 1.4 GB an image), so each run would leave gigabytes behind. Tagged images stay.
     subprocess.run([*buildah(cache), "rmi", "--prune"], capture_output=True, check=False)
-    return name
+
+
+def context_digest(context: Path, arch: str, base: str) -> str:
+    """What the image is made of: the Dockerfile and what .dockerignore lets through
+    (pyproject.toml, README.md, src/ without __pycache__), the architecture and the base."""
+    digest = hashlib.sha256(f"{arch}\0{base}\0".encode())
+    files = [context / "Dockerfile", context / "pyproject.toml", context / "README.md"]
+    files += sorted(
+        path
+        for path in (context / "src").rglob("*")
+        if path.is_file() and "__pycache__" not in path.parts
+    )
+    for path in files:
+        digest.update(f"{path.relative_to(context)}\0{path.stat().st_size}\0".encode())
+        digest.update(path.read_bytes())
+    return digest.hexdigest()
+
+
+@contextlib.contextmanager
+def build_lock(cache: Path) -> Iterator[None]:
+    """One image build at a time in `cache` (buildah's own locks do not stop a prune from
+    removing what a second build is still using)."""
+    cache.mkdir(parents=True, exist_ok=True)
+    with (cache / ".build.lock").open("w") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        yield
+
+
+def _stamp(cache: Path, name: str) -> Path:
+    return cache / "digests" / name.replace("/", "_").replace(":", "_")
+
+
+def _read(path: Path) -> str | None:
+    try:
+        return path.read_text().strip()
+    except OSError:
+        return None
+
+
+def _exists(cache: Path, name: str) -> bool:
+    inspected = subprocess.run([*buildah(cache), "inspect", name], capture_output=True, check=False)
+    return inspected.returncode == 0
 
 
 def run_in_image(cache: Path, image: str, script: str) -> str:
@@ -153,8 +214,17 @@ def image_size(cache: Path, image: str) -> str:
 
 
 def build_plugin_image(cache: Path, archive: Path) -> Path:
-    """The amd64 image written to `archive` (docker save format, tag TAG); returns it."""
-    return save_archive(cache, build_image(cache, "amd64"), archive, TAG)
+    """The amd64 image written to `archive` (docker save format, tag TAG); returns it. The
+    archive is written again only when the image was built from other inputs."""
+    image = build_image(cache, "amd64")
+    digest = _read(_stamp(cache, image))
+    archive_stamp = archive.with_name(archive.name + ".digest")
+    if archive.exists() and digest is not None and _read(archive_stamp) == digest:
+        return archive
+    save_archive(cache, image, archive, TAG)
+    if digest is not None:
+        archive_stamp.write_text(digest)
+    return archive
 
 
 def save_archive(cache: Path, image: str, archive: Path, tag: str) -> Path:
