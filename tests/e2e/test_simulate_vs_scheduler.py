@@ -24,7 +24,6 @@ import io
 import json
 import time
 import uuid
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -34,17 +33,15 @@ from kubernetes import client
 
 from npu_dra.app.cli import main
 from tests.support.controlplane import ControlPlane
-from tests.support.gated_plane import GATES, gated_control_plane
+from tests.support.gated_plane import GATES
 
 SCENARIOS = sorted((Path(__file__).parent / "simulate_scenarios").glob("*.yaml"))
 GATED_SCENARIOS = sorted((Path(__file__).parent / "simulate_scenarios_gated").glob("*.yaml"))
 
 
-@pytest.fixture(scope="module")
-def gated_plane(
-    k8s_bin_dir: Path, tmp_path_factory: pytest.TempPathFactory
-) -> Iterator[ControlPlane]:
-    yield from gated_control_plane(k8s_bin_dir, tmp_path_factory)
+@pytest.fixture
+def gated_plane(control_plane_gated: ControlPlane) -> ControlPlane:
+    return control_plane_gated
 
 
 V134_GATED = ("--feature-gates", ",".join(f"{g}={str(v).lower()}" for g, v in GATES.items()))

@@ -13,7 +13,6 @@ from __future__ import annotations
 import json
 import time
 import uuid
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -29,7 +28,6 @@ from npu_dra.domain.ids import ClaimName, DriverName, Namespace
 from tests.support import k8s_fixtures
 from tests.support.controlplane import ControlPlane
 from tests.support.fake_npu_smi import FakeNpuSmi, load_scenario, make_dev_root, make_sysfs
-from tests.support.gated_plane import gated_control_plane
 
 # v1.34.3 with DRAPartitionableDevices and DRAExtendedResource on; and v1.36.3 (both on by
 # default there) once the session fixtures offer that version's plane (`plane_for`).
@@ -40,13 +38,13 @@ if _PLANE_FOR is not None:
 
 
 @pytest.fixture(scope="module", params=PLANES)
-def gated_plane(
-    request: pytest.FixtureRequest, k8s_bin_dir: Path, tmp_path_factory: pytest.TempPathFactory
-) -> Iterator[ControlPlane]:
+def gated_plane(request: pytest.FixtureRequest) -> ControlPlane:
     if request.param == "v1.34.3" or _PLANE_FOR is None:
-        yield from gated_control_plane(k8s_bin_dir, tmp_path_factory)
+        plane = request.getfixturevalue("control_plane_gated")
     else:
-        yield _PLANE_FOR(request, request.param)
+        plane = _PLANE_FOR(request, request.param)
+    assert isinstance(plane, ControlPlane)
+    return plane
 
 
 class PluginNode:

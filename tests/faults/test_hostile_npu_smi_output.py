@@ -19,7 +19,6 @@ import shlex
 import subprocess
 import sys
 import uuid
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -33,7 +32,6 @@ from npu_dra.app.options import Hardware, defaults
 from npu_dra.domain.vnpu.instance import IDS_PER_CHIP
 from tests.support.controlplane import ControlPlane
 from tests.support.fake_npu_smi import FIXTURES, FakeNpuSmi, make_dev_root, make_sysfs
-from tests.support.gated_plane import gated_control_plane
 
 TEMPLATE_INFO = recorded(FIXTURES / "npu-smi-info-t-template-info_910B4-32G.txt")
 INFO_VNPU = recorded(FIXTURES / "npu-smi-info-t-info-vnpu_910B4-32G_empty.txt")
@@ -44,12 +42,10 @@ SHORT = 500  # a log line or error quoting hostile text stays this short (~200 c
 PEAK_RSS_MIB = 200  # generous: the interpreter with npu_dra imported is about 60 MiB
 
 
-@pytest.fixture(scope="module")
-def gated_plane(
-    k8s_bin_dir: Path, tmp_path_factory: pytest.TempPathFactory
-) -> Iterator[ControlPlane]:
+@pytest.fixture
+def gated_plane(control_plane_gated: ControlPlane) -> ControlPlane:
     """DRAPartitionableDevices on, so the server keeps counters and vNPU devices are published."""
-    yield from gated_control_plane(k8s_bin_dir, tmp_path_factory)
+    return control_plane_gated
 
 
 def with_templates(*names: str) -> str:

@@ -4,10 +4,11 @@
 A test that uses `control_plane` (or `k8s_bin_dir`) is marked ``e2e`` and runs on v1.34.3. A test
 marked ``k8s_version("v1.36.3")`` (or using `control_plane_v136` / `k8s_bin_dir_v136`) needs
 v1.36.3 too; `plane_for(request, version)` gives the session's plane of a version. When any such
-test is selected, the binaries of every version asked for are built (``tests/e2e/k8s/build.sh
-VERSION``, cached outside the repository) once collection is done, before any test's timeout
-starts, with the build's progress on the terminal. A missing Go toolchain or a failed build fails
-those tests with the reason; it never skips them.
+test is selected, v1.34.3's binaries are built (``tests/e2e/k8s/build.sh``, cached outside the
+repository) once collection is done, with the build's progress on the terminal; another version
+is built (or waited for, when `make test`'s background build holds its lock) when its first test
+asks, outside that test's timeout (`untimed`), so the tests on v1.34.3 need not wait for it. A
+missing Go toolchain or a failed build fails those tests with the reason; it never skips them.
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from tests.support.controlplane import (
     build_binaries,
     stop_all,
 )
+from tests.support.gated_plane import gated_control_plane
 
 V136 = "v1.36.3"
 # The binary directory of each version built, or why there is none.
@@ -69,10 +71,8 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 def pytest_collection_finish(session: pytest.Session) -> None:
     if session.config.option.collectonly:
         return
-    wanted = {v for item in session.items for v in versions_needed(item)}
-    for version in VERSIONS:
-        if version in wanted:
-            build_before_tests(session.config, version)
+    if any(DEFAULT_VERSION in versions_needed(item) for item in session.items):
+        build_before_tests(session.config, DEFAULT_VERSION)
 
 
 def build_before_tests(config: pytest.Config, version: str = DEFAULT_VERSION) -> None:
@@ -89,8 +89,21 @@ def build_before_tests(config: pytest.Config, version: str = DEFAULT_VERSION) ->
     results[version] = build_binaries(say, args=(version,))
 
 
+@contextlib.contextmanager
+def untimed() -> Iterator[None]:
+    """pytest-timeout's alarm (ITIMER_REAL, its signal method) paused: a build, or the wait for
+    one, is not the time of the test that happens to need it first."""
+    remaining, _interval = signal.setitimer(signal.ITIMER_REAL, 0)
+    try:
+        yield
+    finally:
+        if remaining > 0:
+            signal.setitimer(signal.ITIMER_REAL, remaining)
+
+
 def bin_dir_of(request: pytest.FixtureRequest, version: str) -> Path:
-    build_before_tests(request.config, version)
+    with untimed():
+        build_before_tests(request.config, version)
     result = request.config.stash[_BUILD_RESULTS][version]
     if isinstance(result, str):
         pytest.fail(result, pytrace=False)
@@ -164,6 +177,15 @@ def control_plane_v136(
 ) -> Iterator[ControlPlane]:
     """The same at v1.36.3 (DRADeviceTaints and ResourceHealthStatus on by default there)."""
     yield from _session_plane(k8s_bin_dir_v136, tmp_path_factory.mktemp("control-plane-v136"))
+
+
+@pytest.fixture(scope="session")
+def control_plane_gated(
+    k8s_bin_dir: Path, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[ControlPlane]:
+    """One v1.34.3 plane with the DRA gates that vNPUs, extended resources and shared chips need
+    (tests/support/gated_plane.py), for every module that needs them (one per xdist worker)."""
+    yield from gated_control_plane(k8s_bin_dir, tmp_path_factory)
 
 
 def plane_for(request: pytest.FixtureRequest, version: str) -> ControlPlane:
