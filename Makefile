@@ -3,14 +3,46 @@ PY ?= python3.11
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+# Where each tier writes its junit file; `make test` prints the slowest tests from them.
+RESULTS := build/test-results
+# Workers: the fast tier is CPU-bound (one per core); the e2e tier mostly waits on kubelet
+# relists and scheduler loops, so it runs more workers than cores (docs/developing.md: Tiers).
+CHECK_WORKERS ?= 2
+E2E_WORKERS ?= 4
+PYTEST := $(BIN)/pytest -q -p no:cacheprovider
+XDIST := --dist loadgroup
 
-.PHONY: simulate test lint unit install protos bench clean
+.PHONY: simulate test check unit e2e real-node lint install protos bench clean
 
 simulate: install ## run the offline simulation on its built-in default
 	$(BIN)/npu-dra simulate
 
-test: install lint ## the whole suite: lint, types, hexagon contracts, unit, contract and e2e tests
-	$(BIN)/pytest -q tests
+# The whole suite, fast tier first so a unit failure shows at once. The builds the e2e tier
+# needs (Kubernetes, containerd, helm, images; tests/support/prebuild.py) start in the
+# background first and overlap lint and the fast tier; on a warm cache they take seconds.
+test: install ## everything: lint, types, contracts, unit, contract, integration, e2e, real node
+	@mkdir -p $(RESULTS) && rm -f $(RESULTS)/*.xml
+	$(BIN)/python -m tests.support.prebuild --background $(RESULTS)/prebuild.log
+	$(MAKE) --no-print-directory lint
+	$(PYTEST) -n $(CHECK_WORKERS) $(XDIST) -m "not e2e and not helm" tests \
+		--junitxml=$(RESULTS)/fast.xml
+	$(PYTEST) -n $(E2E_WORKERS) $(XDIST) -m "e2e or helm" tests --junitxml=$(RESULTS)/e2e.xml; \
+	status=$$?; \
+	$(BIN)/python -m tests.support.prebuild --report $(RESULTS)/prebuild.log; \
+	$(BIN)/python tools/test_report.py --slowest 30 $(RESULTS)/*.xml || status=1; \
+	exit $$status
+
+check: install lint ## the fast tier: lint, types, contracts, sizes, every test without a control plane
+	$(PYTEST) -n $(CHECK_WORKERS) $(XDIST) -m "not e2e" tests
+
+unit: install ## tests/unit alone
+	$(PYTEST) -n $(CHECK_WORKERS) tests/unit
+
+e2e: install ## the tests on control planes (not the real node)
+	$(PYTEST) -n $(E2E_WORKERS) $(XDIST) -m "e2e and not real_node" tests
+
+real-node: install ## the tests on the real node (kubelet + containerd + runc on this machine)
+	$(PYTEST) -m real_node tests
 
 lint: install
 	$(BIN)/ruff check src tests benchmarks tools
