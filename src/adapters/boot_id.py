@@ -11,7 +11,7 @@ import logging
 import re
 from pathlib import Path
 
-from npu_dra.adapters.atomic import ForeignEntry, atomic_write, read_regular
+from npu_dra.adapters.atomic import ForeignEntry, atomic_write, read_regular, remove_temp_files
 from npu_dra.domain.errors import StateError
 
 log = logging.getLogger(__name__)
@@ -20,6 +20,9 @@ RECORD_NAME = "boot-id"
 RECORD_MODE = 0o600
 MAX_BYTES = 128  # a boot id is a 36-character UUID
 BOOT_ID = re.compile(r"[0-9A-Za-z][0-9A-Za-z-]{0,63}")
+# A kill between the record's temp file and its rename leaves the temp file. One younger than
+# this may be another instance's write in flight (two run during a seamless upgrade): spared.
+STALE_TEMP_S = 5.0
 
 
 class BootIds:
@@ -52,6 +55,12 @@ class BootIds:
         except StateError as error:
             log.warning("%s; taken as no boot recorded", error)
             return None
+
+    def remove_temp_files(self) -> tuple[str, ...]:
+        """Remove the temp files of record writes a kill cut short; their names."""
+        return remove_temp_files(
+            self.record.parent, [f".{RECORD_NAME}."], older_than_s=STALE_TEMP_S
+        )
 
     def remember(self, boot_id: str) -> None:
         """Record `boot_id` as repaired in (atomically)."""

@@ -28,6 +28,8 @@ class BootIds(Protocol):
 
     def remember(self, boot_id: str) -> None: ...
 
+    def remove_temp_files(self) -> tuple[str, ...]: ...
+
 
 class RebootCheck:
     def __init__(self, boots: BootIds) -> None:
@@ -36,7 +38,11 @@ class RebootCheck:
 
     def new_boot(self) -> bool:
         """Whether this boot is not the one last repaired in (also when that is unknown: no
-        record, or the boot id unreadable); says which in the log."""
+        record, or the boot id unreadable); says which in the log. Removes what a write of the
+        record cut short by a kill left."""
+        removed = self._boots.remove_temp_files()
+        if removed:
+            log.info("removed temp files %s of a boot record write cut short", list(removed))
         try:
             self._current = self._boots.current()
         except StateError as error:

@@ -4,6 +4,8 @@ is now another chip, is reported (an Event on the claim, the metric) and never r
 
 from __future__ import annotations
 
+import os
+import time
 from pathlib import Path
 
 import attrs
@@ -143,6 +145,9 @@ class Boots:
     def remember(self, boot_id: str) -> None:
         self.last_id = boot_id
 
+    def remove_temp_files(self) -> tuple[str, ...]:
+        return ()
+
 
 @pytest.mark.parametrize(
     ("current", "last", "new"),
@@ -189,3 +194,22 @@ def test_an_unreadable_or_hostile_boot_id_is_an_error_naming_the_flag(tmp_path: 
         BootIds(tmp_path / "boot_id", tmp_path).current()
     (tmp_path / "boot-id").write_text("x" * 500)  # a damaged record: taken as none
     assert BootIds(tmp_path / "boot_id", tmp_path).last() is None
+
+
+def test_a_record_write_a_kill_cut_short_leaves_no_temp_file_past_the_next_start(
+    tmp_path: Path,
+) -> None:
+    """kill -9 between the temp file and its rename (seen in a kill storm under load): the next
+    start removes it; a young one may be another instance's write in flight and stays."""
+    source = tmp_path / "boot_id"
+    source.write_text("0f1e2d3c-aaaa-bbbb-cccc-000000000001\n")
+    data = tmp_path / "data"
+    data.mkdir()
+    stale, young = data / ".boot-id.c3qc9pgl.tmp", data / ".boot-id.inflight.tmp"
+    stale.write_text("0f1e2d3c")
+    young.write_text("0f1e2d3c")
+    long_ago = time.time() - 3600
+    os.utime(stale, (long_ago, long_ago))
+    assert RebootCheck(BootIds(source, data)).new_boot()
+    assert not stale.exists()
+    assert young.exists()
