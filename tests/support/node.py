@@ -65,6 +65,8 @@ KUBELET_ROOT = Path("/var/lib/kubelet")
 CDI_ROOT = Path("/var/run/cdi")
 NETNS_DIR = Path("/var/run/netns")
 LOCK_FILE = Path("/run/npu-dra-e2e-real-node.lock")
+EXEC_END = "npu-dra-e2e-exec-end"  # the last line of every exec's output (RealNode.exec)
+EXEC_ATTEMPTS = 3
 CNI_BIN_DIR = Path("/usr/lib/cni")
 K8S_NAMESPACE = "k8s.io"  # containerd namespace the CRI uses
 PAUSE_IMAGE = "registry.k8s.io/pause:3.10"
@@ -298,23 +300,36 @@ class RealNode:
         return [a.name for a in archives]
 
     def exec(self, container_id: str, *argv: str, timeout: float = 60.0) -> str:
-        """Runs `argv` in a running container through containerd; returns its stdout."""
-        exec_id = "e2e-" + secrets.token_hex(4)
-        result = self.ctr(
-            "task",
-            "exec",
-            f"--exec-id={exec_id}",
-            container_id,
-            *argv,
-            check=False,
-            timeout=timeout,
-        )
-        if result.returncode != 0:
-            raise NodeError(
-                f"exec {list(argv)} in {container_id[:12]} exited {result.returncode}:\n"
-                f"{result.stdout}{result.stderr}"
+        """Runs `argv` in a running container through containerd; returns its stdout.
+
+        `ctr task exec` of containerd 2.1.5 can lose a command's whole output and still exit 0:
+        once the exit status arrives it deletes the process, which closes the stdout FIFO's
+        read end before its copy has drained it (pkg/cio Cancel before Wait; fixed upstream
+        later, "ctr: drain exec output before cleanup"). Under CPU load that turned an `ls
+        /dev` into an empty listing, read as a pod without its NPU. So the command runs under
+        `sh` with an end marker after it, and a reply without the marker is asked again."""
+        wrapped = ("sh", "-c", f'"$@"; status=$?; echo "{EXEC_END} $status"; exit $status', "sh")
+        for _attempt in range(EXEC_ATTEMPTS):
+            result = self.ctr(
+                "task",
+                "exec",
+                f"--exec-id=e2e-{secrets.token_hex(4)}",
+                container_id,
+                *wrapped,
+                *argv,
+                check=False,
+                timeout=timeout,
             )
-        return result.stdout
+            body, marker, _status = result.stdout.rpartition(f"{EXEC_END} ")
+            if result.returncode != 0:
+                raise NodeError(
+                    f"exec {list(argv)} in {container_id[:12]} exited {result.returncode}:\n"
+                    f"{body if marker else result.stdout}{result.stderr}"
+                )
+            if marker:
+                return body
+            print(f"[real node] ctr lost the output of {list(argv)} in {container_id[:12]}; again")
+        raise NodeError(f"ctr lost the output of {list(argv)} {EXEC_ATTEMPTS} times running")
 
     # kubelet -------------------------------------------------------------------------------
 
