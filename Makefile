@@ -10,7 +10,8 @@ RESULTS := build/test-results
 CHECK_WORKERS ?= 2
 E2E_WORKERS ?= 4
 PYTEST := $(BIN)/pytest -q -p no:cacheprovider
-XDIST := --dist loadgroup
+# The e2e tier's units of work: a module each, the real node one (tests/support/tiers.py).
+E2E_DIST := --dist loadscope --no-loadscope-reorder
 
 .PHONY: simulate test check unit e2e real-node lint install protos bench clean
 
@@ -24,22 +25,22 @@ test: install ## everything: lint, types, contracts, unit, contract, integration
 	@mkdir -p $(RESULTS) && rm -f $(RESULTS)/*.xml
 	$(BIN)/python -m tests.support.prebuild --background $(RESULTS)/prebuild.log
 	$(MAKE) --no-print-directory lint
-	$(PYTEST) -n $(CHECK_WORKERS) $(XDIST) -m "not e2e and not helm" tests \
+	$(PYTEST) -n $(CHECK_WORKERS) -m "not e2e and not helm" tests \
 		--junitxml=$(RESULTS)/fast.xml
-	$(PYTEST) -n $(E2E_WORKERS) $(XDIST) -m "e2e or helm" tests --junitxml=$(RESULTS)/e2e.xml; \
+	$(PYTEST) -n $(E2E_WORKERS) $(E2E_DIST) -m "e2e or helm" tests --junitxml=$(RESULTS)/e2e.xml; \
 	status=$$?; \
 	$(BIN)/python -m tests.support.prebuild --report $(RESULTS)/prebuild.log; \
 	$(BIN)/python tools/test_report.py --slowest 30 $(RESULTS)/*.xml || status=1; \
 	exit $$status
 
 check: install lint ## the fast tier: lint, types, contracts, sizes, every test without a control plane
-	$(PYTEST) -n $(CHECK_WORKERS) $(XDIST) -m "not e2e" tests
+	$(PYTEST) -n $(CHECK_WORKERS) -m "not e2e" tests
 
 unit: install ## tests/unit alone
 	$(PYTEST) -n $(CHECK_WORKERS) tests/unit
 
 e2e: install ## the tests on control planes (not the real node)
-	$(PYTEST) -n $(E2E_WORKERS) $(XDIST) -m "e2e and not real_node" tests
+	$(PYTEST) -n $(E2E_WORKERS) $(E2E_DIST) -m "e2e and not real_node" tests
 
 real-node: install ## the tests on the real node (kubelet + containerd + runc on this machine)
 	$(PYTEST) -m real_node tests

@@ -7,23 +7,28 @@ Markers, from what a test uses (so a new test lands in the right tier without be
 helm CLI). `make check` runs ``not e2e``; `make e2e` ``e2e and not real_node``; `make
 real-node` ``real_node``; `make test` all of them.
 
-Under pytest-xdist (``--dist loadgroup``), each e2e or helm test module is one unit of work, so a
-module's own fixtures (a plugin, a node of the fake cluster) start once; every worker starts its
-own session planes. The real node is one per machine (it holds the kubelet's paths and a lock),
-so all of its folders are one unit, in their order, and it is handed out first: it is the longest.
+Under pytest-xdist with ``--dist loadscope`` each test module is one unit of work, so a
+module's own fixtures start once (every worker starts its own session planes), and the real
+node is one unit for all its folders: it is one per machine (it holds the kubelet's paths and a
+lock). That unit is handed out first, since it is the longest; the modules that need v1.36.3's
+binaries last, so that on a cold machine their build overlaps the rest. (xdist's own
+``loadgroup`` marks cannot do this under pytest 9.2, whose node ids no longer take the group
+suffix xdist writes into ``_nodeid``; the scheduler below reads paths instead, and
+collection keeps the paths and the fixtures in step.)
 """
 
 from __future__ import annotations
 
-from pathlib import Path
+from typing import Any
 
 import pytest
 
-from tests.support.k8s_fixtures import needs_control_plane
+from tests.support.k8s_fixtures import V136, versions_needed
 
-E2E_DIR = Path(__file__).resolve().parents[1] / "e2e"
 REAL_NODE_FIXTURES = ("real_node_bin_dir", "real_node_bin_dir_containerd17")
-REAL_NODE_GROUP = "real-node"
+# Where the tests that need the real node live (nodeid prefixes): one unit of work.
+REAL_NODE_PATHS = ("tests/e2e/real_node", "tests/e2e/test_real_node_teardown.py")
+REAL_NODE_UNIT = "real-node"
 
 
 def needs_real_node(item: pytest.Item) -> bool:
@@ -35,30 +40,40 @@ def needs_helm(item: pytest.Item) -> bool:
     return "helm" in getattr(item, "fixturenames", ())
 
 
-def is_e2e(item: pytest.Item) -> bool:
-    in_e2e_dir = E2E_DIR in Path(item.path).resolve().parents
-    return in_e2e_dir or needs_real_node(item) or needs_control_plane(item)
+def unit_of(nodeid: str) -> str:
+    """The unit of work a test belongs to: the real node, or its module."""
+    if nodeid.startswith(REAL_NODE_PATHS):
+        return REAL_NODE_UNIT
+    return nodeid.split("::", 1)[0]
 
 
-def work_group(item: pytest.Item) -> str | None:
-    """The xdist group of a test: the real node, its module, or none (a fast test alone)."""
-    if needs_real_node(item):
-        return REAL_NODE_GROUP
-    if is_e2e(item) or needs_helm(item):
-        return item.nodeid.split("::", 1)[0]
-    return None
+def _order(item: pytest.Item) -> tuple[bool, bool]:
+    return not needs_real_node(item), V136 in versions_needed(item)
 
 
-@pytest.hookimpl(tryfirst=True)  # before `-m` deselects by marker and xdist reads the groups
-def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    grouped = bool(config.getoption("loadgroup", False))
+@pytest.hookimpl(tryfirst=True)  # before `-m` deselects by marker
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
+        if needs_real_node(item) and not item.nodeid.startswith(REAL_NODE_PATHS):
+            raise pytest.UsageError(
+                f"{item.nodeid} needs the real node: put it under {' or '.join(REAL_NODE_PATHS)}"
+                " (tests/support/tiers.py), so that it runs in the real node's unit of work"
+            )
         if needs_real_node(item):
             item.add_marker(pytest.mark.real_node)
         if needs_helm(item):
             item.add_marker(pytest.mark.helm)
-        group = work_group(item)
-        if grouped and group is not None:
-            item.add_marker(pytest.mark.xdist_group(group))
-    # The real node's unit first (stable: its folders keep their order, as does the rest).
-    items.sort(key=lambda item: not needs_real_node(item))
+    items.sort(key=_order)  # stable: within each kind, collection order
+
+
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    """``--dist loadscope``: xdist's own scheduler, with our units (`unit_of`)."""
+    if config.getvalue("dist") != "loadscope":
+        return None
+    from xdist.scheduler import LoadScopeScheduling
+
+    class TierScheduling(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            return unit_of(nodeid)
+
+    return TierScheduling(config, log)
