@@ -117,17 +117,16 @@ def test_daemonset_runs_only_on_the_npu_node_passes_liveness_and_serves_a_seed_p
             [container] = status["containerStatuses"]
             assert container["restartCount"] == 0, status
             assert container["ready"], status
-            events = cluster.plane.kubectl(
-                "get",
-                "events",
-                "-n",
-                "ascend-dra",
-                "--field-selector",
-                f"involvedObject.name={name},reason=Unhealthy",
-                "-o",
-                "name",
-            ).stdout
-            assert not events.strip(), events  # the kubelet's gRPC liveness probe never failed
+            # The kubelet's gRPC liveness probe never failed. (Its readiness probe may, while
+            # the start is still publishing: NOT_SERVING until then is what it is for; a cold
+            # `make test` building v1.36.3 and the arm64 image beside it was slow enough.)
+            unhealthy = cluster.plane.kubectl(
+                "get", "events", "-n", "ascend-dra",
+                "--field-selector", f"involvedObject.name={name},reason=Unhealthy",
+                "-o", "jsonpath={range .items[*]}{.message}{'\\n'}{end}",
+            ).stdout  # fmt: skip
+            liveness = [m for m in unhealthy.splitlines() if m.startswith("Liveness")]
+            assert not liveness, unhealthy
         finally:
             cluster.plane.kubectl(
                 "delete", "-f", str(MANIFEST), "--wait=true", check=False, timeout=120
