@@ -302,12 +302,15 @@ class RealNode:
     def exec(self, container_id: str, *argv: str, timeout: float = 60.0) -> str:
         """Runs `argv` in a running container through containerd; returns its stdout.
 
-        `ctr task exec` of containerd 2.1.5 can lose a command's whole output and still exit 0:
-        once the exit status arrives it deletes the process, which closes the stdout FIFO's
-        read end before its copy has drained it (pkg/cio Cancel before Wait; fixed upstream
-        later, "ctr: drain exec output before cleanup"). Under CPU load that turned an `ls
-        /dev` into an empty listing, read as a pod without its NPU. So the command runs under
-        `sh` with an end marker after it, and a reply without the marker is asked again."""
+        The command runs under `sh` with an end marker after it, and a reply without the marker
+        is asked again: `ctr task exec` of containerd 2.1.5 can lose a command's output and
+        still exit 0 (once the exit status arrives it deletes the process, whose Cancel closes
+        the stdout FIFO's read end before its copy has drained it; containerd's later "ctr:
+        drain exec output before cleanup"). That is the likeliest reading of the one run, under
+        load, in which a pod's `ls /dev` came back empty: the driver answers every prepare with
+        the device's CDI id, and containerd refuses to start a container whose CDI device it
+        cannot resolve. (700 execs under CPU load did not lose one, so it stays a reading.)
+        With the marker, an empty listing can only be the container's own /dev."""
         wrapped = ("sh", "-c", f'"$@"; status=$?; echo "{EXEC_END} $status"; exit $status', "sh")
         for _attempt in range(EXEC_ATTEMPTS):
             result = self.ctr(
