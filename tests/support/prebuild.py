@@ -28,10 +28,11 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from tests.deploy.helm_cli import BUILD_SCRIPT as HELM_SCRIPT
+from tests.support.controlplane import BUILD_SCRIPT as K8S_SCRIPT
+from tests.support.node import NODE_BUILD_SCRIPT as NODE_SCRIPT
+
 REPO = Path(__file__).resolve().parents[2]
-NODE_SCRIPT = REPO / "tests" / "e2e" / "node" / "build.sh"
-K8S_SCRIPT = REPO / "tests" / "e2e" / "k8s" / "build.sh"
-HELM_SCRIPT = REPO / "tests" / "deploy" / "helm" / "build.sh"
 STEP_TIMEOUT_S = 3600.0
 
 _print_lock = threading.Lock()
