@@ -27,7 +27,7 @@ from collections.abc import Mapping, Sequence
 
 from npu_dra.app.services.call_log import CallLog
 from npu_dra.app.services.claim_fetch import ClaimReads, Fetched, Prefetched
-from npu_dra.app.services.claim_specs import ClaimSpecs
+from npu_dra.app.services.claim_transitions import ClaimTransitions
 from npu_dra.app.services.device_share import DeviceShareService, SharingRepair
 from npu_dra.app.services.group_commit import GroupCommit
 from npu_dra.app.services.inflight import InFlight, PendingPrepare
@@ -35,11 +35,11 @@ from npu_dra.app.services.inventory import InventoryCache
 from npu_dra.app.services.restart_repair import RepairReport, StartupRepair
 from npu_dra.app.services.vnpu import VnpuService
 from npu_dra.domain.checkpoint import Checkpoint, PreparedClaim
-from npu_dra.domain.claims import ClaimRef, ResourceClaim
+from npu_dra.domain.claims import ClaimRef
 from npu_dra.domain.errors import DomainError
-from npu_dra.domain.ids import ClaimUID, DriverName, PoolName
+from npu_dra.domain.ids import ClaimUID, DriverName
 from npu_dra.domain.ports import CallerGone, CdiStore, CheckpointStore, ClusterApi
-from npu_dra.domain.prepare import ClaimOutcome, NodeContext, PreparePlan, plan_prepare
+from npu_dra.domain.prepare import ClaimOutcome
 from npu_dra.domain.profile import DeviceProfile
 
 log = logging.getLogger(__name__)
@@ -66,7 +66,7 @@ class ClaimPreparer:
     ) -> None:
         self._cdi, self._checkpoints = cdi, checkpoints
         self._shares = shares or DeviceShareService()  # without one, no chip's mode is changed
-        self._inventory, self._driver, self._profile = inventory, driver, profile
+        self._inventory, self._driver = inventory, driver
         self._reads = ClaimReads(
             cluster, deadline_s=fetch_deadline_s, concurrency=fetch_workers, prefetched=prefetched
         )
@@ -77,7 +77,11 @@ class ClaimPreparer:
         self._in_flight = InFlight()
         self._calls = CallLog(log)
         self._vnpus = vnpus  # claims allocated vNPU devices go through it (app/services/vnpu)
-        self._specs = ClaimSpecs(cdi=cdi, context=self._context, vnpus=vnpus)
+        self._steps = ClaimTransitions(
+            cdi=cdi, inventory=inventory, driver=driver, profile=profile, shares=self._shares,
+            vnpus=vnpus,
+        )  # fmt: skip
+        self._specs = self._steps.specs
         self._repairs = SharingRepair(StartupRepair(
             lock=self._lock, current=self._checkpoint, reload=self._reload, cdi=cdi,
             stores=(checkpoints, cdi), specs=self._specs, inventory=inventory, vnpus=vnpus,
@@ -93,7 +97,9 @@ class ClaimPreparer:
         try:
             fresh = [r for r in refs if r.uid not in known and r.uid not in pending.cancelled]
             self._inventory_for(refs, known)
-            fetched = self._shares.ready(self._reads.fetch(fresh), self._driver, self._context)
+            fetched = self._shares.ready(
+                self._reads.fetch(fresh), self._driver, self._steps.context
+            )
             with self._lock:
                 before = self._checkpoint()
                 outcomes, checkpoint = self._commit(refs, fetched, pending)
@@ -121,7 +127,7 @@ class ClaimPreparer:
             for ref in refs:
                 if self._in_flight.cancel(ref.uid):
                     log.info("unprepare %s: cancelled a prepare still waiting on the API", ref)
-                checkpoint, errors[ref.uid] = self._unprepare_one(ref, checkpoint, released)
+                checkpoint, errors[ref.uid] = self._steps.unprepare(ref, checkpoint, released)
             if self._vnpus is not None:
                 self._vnpus.forget(released)
             ticket = self._state.latest() if checkpoint is before else self._state.stage(checkpoint)
@@ -174,7 +180,7 @@ class ClaimPreparer:
                 outcomes[ref.uid] = ClaimOutcome(error=error)
                 continue
             claim = fetched.get(ref.uid, f"claim {ref}: not prepared (was it unprepared?)")
-            checkpoint, outcomes[ref.uid] = self._prepare_one(ref, claim, checkpoint)
+            checkpoint, outcomes[ref.uid] = self._steps.prepare(ref, claim, checkpoint)
         return outcomes, checkpoint
 
     def _not_saved(
@@ -190,53 +196,6 @@ class ClaimPreparer:
                 self._vnpus.forget(written)
         ok = [ref for ref in refs if not outcomes[ref.uid].error]
         return {**outcomes, **{r.uid: ClaimOutcome(error=f"claim {r}: {error}") for r in ok}}
-
-    def _prepare_one(
-        self, ref: ClaimRef, claim: Fetched, checkpoint: Checkpoint
-    ) -> tuple[Checkpoint, ClaimOutcome]:
-        recorded = checkpoint.claims.get(ref.uid)
-        if recorded is not None:
-            if recorded.ref != ref:
-                return checkpoint, ClaimOutcome(error=_other_identity(ref, recorded))
-            try:
-                self._specs.ensure(recorded)
-            except DomainError as error:
-                log.warning("prepare %s failed: %s", ref, error)
-                return checkpoint, ClaimOutcome(error=f"claim {ref}: {error}")
-            return checkpoint, ClaimOutcome(recorded.devices)
-        if isinstance(claim, str):
-            return checkpoint, ClaimOutcome(error=claim)
-        try:
-            plan = self._plan(claim, checkpoint)
-            if plan.spec is not None:
-                self._cdi.write(uid=ref.uid, spec=plan.spec)
-        except DomainError as error:
-            log.warning("prepare %s failed: %s", ref, error)
-            return checkpoint, ClaimOutcome(error=str(error))
-        log.debug("prepared %s: %s", ref, ", ".join(d.device for d in plan.claim.devices) or "-")
-        return checkpoint.with_claim(plan.claim), ClaimOutcome(plan.claim.devices)
-
-    def _unprepare_one(
-        self, ref: ClaimRef, checkpoint: Checkpoint, released: Mapping[ClaimUID, str | None]
-    ) -> tuple[Checkpoint, str | None]:
-        if released.get(ref.uid):  # its vNPUs were not destroyed: the record stays for a retry
-            return checkpoint, released[ref.uid]
-        recorded = checkpoint.claims.get(ref.uid)
-        if recorded is not None and recorded.ref != ref:
-            log.warning("unprepare %s refused: %s", ref, _other_identity(ref, recorded))
-            return checkpoint, _other_identity(ref, recorded)
-        try:
-            if recorded and ref.uid not in released and self._vnpus:
-                # recorded since _release_vnpus looked: the known inventory, no probe under the lock
-                self._vnpus.release(recorded, self._inventory.known_or_error)
-            self._cdi.remove(uid=ref.uid)
-        except DomainError as error:
-            log.warning("unprepare %s failed: %s", ref, error)
-            return checkpoint, f"claim {ref}: {error}"
-        if recorded is None:
-            return checkpoint, None
-        log.debug("unprepared %s", ref)
-        return checkpoint.without(ref.uid), None
 
     def _release_vnpus(self, refs: Sequence[ClaimRef]) -> dict[ClaimUID, str | None]:
         """Destroy the recorded claims' vNPUs before their records go, outside the state lock
@@ -280,21 +239,3 @@ class ClaimPreparer:
             self._inventory.probed_once()
         elif any(self._specs.lost(known[ref.uid]) for ref in refs):
             self._inventory.settled()
-
-    def _context(self) -> NodeContext:
-        inventory = self._inventory.known_or_error()
-        pool = PoolName(inventory.node)
-        return NodeContext(self._driver, pool, inventory, self._profile, self._shares.policy)
-
-    def _plan(self, claim: ResourceClaim, checkpoint: Checkpoint) -> PreparePlan:
-        context = self._context()
-        if self._vnpus is not None and self._vnpus.claims_vnpu_devices(claim, context):
-            return self._vnpus.prepare(claim, context, checkpoint)
-        return plan_prepare(claim, context, checkpoint.holders(), checkpoint.sharers())
-
-
-def _other_identity(ref: ClaimRef, recorded: PreparedClaim) -> str:
-    return (
-        f"claim {ref}: UID {ref.uid} is prepared for {recorded.ref.namespace}/{recorded.ref.name}; "
-        "nothing changed"
-    )
