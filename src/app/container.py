@@ -24,7 +24,6 @@ from npu_dra.app.services.event_sink import EventSink, running_sink
 from npu_dra.app.services.inventory import InventoryCache
 from npu_dra.app.services.maintainer import PoolMaintainer, maintained_pool
 from npu_dra.app.services.preparer import ClaimPreparer
-from npu_dra.app.services.shared import shared_if_seamless
 from npu_dra.app.services.uninstall import Drain, UninstallGate
 from npu_dra.app.services.vnpu import vnpu_service_for
 from npu_dra.app.wiring.cluster import (
@@ -39,6 +38,7 @@ from npu_dra.app.wiring.cluster import (
 from npu_dra.app.wiring.device_plugin import running_device_plugin, running_device_plugin_metrics
 from npu_dra.app.wiring.hardware import hardware_probe, pool_probe, vnpu_layout_probe, vnpu_table
 from npu_dra.app.wiring.kubelet_plugin import (
+    cancel_marks,
     instance_lock,
     prefetching_claims,
     reboot_check,
@@ -143,6 +143,10 @@ class NodeContainer(containers.DeclarativeContainer):
     claim_prefetch = providers.Resource(
         prefetching_claims, settings, cluster, node_name, driver, metrics.provider
     )
+    # Which instance this plugin is on its node: its socket names, and whether another instance
+    # shares its state (seamless upgrades, app/kubelet_plugin/instance.py): then the preparer's
+    # state steps also hold the lock both take (app/services/shared.py).
+    instance = providers.Singleton(this_instance, settings, node_directory)
     preparer = providers.Singleton(
         ClaimPreparer,
         cluster=cluster,
@@ -155,17 +159,13 @@ class NodeContainer(containers.DeclarativeContainer):
         vnpus=providers.Singleton(vnpu_service_for, vnpu_table, checkpoint_store),
         prefetched=claim_prefetch,
         shares=providers.Singleton(device_shares, settings, hardware),
+        shared=providers.Singleton(instance_lock, settings, instance),
+        marks=providers.Singleton(cancel_marks, settings, instance),
     )
     # Built only on the plugins' paths (the simulation never asks for them).
     event_sink = providers.Singleton(EventSink, event_recorder)
     event_worker = providers.Resource(running_sink, event_sink)
-    # Which instance this plugin is on its node: its socket names, and whether another instance
-    # shares its state (seamless upgrades, app/kubelet_plugin/instance.py).
-    instance = providers.Singleton(this_instance, settings, node_directory)
-    claims = providers.Singleton(
-        shared_if_seamless, preparer, providers.Singleton(instance_lock, settings, instance)
-    )
-    reporting_preparer = providers.Singleton(ClaimFailureEvents, claims, event_sink)
+    reporting_preparer = providers.Singleton(ClaimFailureEvents, preparer, event_sink)
     counted = providers.Singleton(served_metrics, settings, metrics.provider)
     metered_preparer = providers.Singleton(metered, reporting_preparer, counted)
     maintainer = providers.Singleton(

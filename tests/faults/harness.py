@@ -35,6 +35,10 @@ FETCH_TIMEOUT_S = 3.0  # the plugin's --claim-fetch-timeout in the suite (the de
 SERVE_TIMEOUT_S = 30.0  # how long a start may take before a test gives up on it
 
 
+ONE_INSTANCE, PER_POD = "one-instance", "per-pod"  # socket names: `--seamless-upgrade`
+SOCKET_MODES = (ONE_INSTANCE, PER_POD)
+
+
 def unique(prefix: str) -> str:
     return f"{prefix}-{uuid.uuid4().hex[:6]}"
 
@@ -48,6 +52,16 @@ class FaultNode:
     namespace: str
     plugin: PluginRun | None = None
     fetch_timeout_s: float = FETCH_TIMEOUT_S  # --claim-fetch-timeout, through its env var
+    sockets: str = ONE_INSTANCE  # or PER_POD: the socket names the chart's default gives
+
+    def argv(self) -> list[str]:
+        """The plugin's command line: the DaemonSet's flags, and per-pod socket names (a
+        seamless-upgrade instance, serialized with any other through `serialize.lock`) where
+        `sockets` says so, as the chart deploys it on a 1.33+ kubelet."""
+        argv = self.host.argv(self.kubeconfig)
+        if self.sockets == PER_POD:
+            argv += ["--seamless-upgrade=on", f"--pod-uid={uuid.uuid4()}"]
+        return argv
 
     @property
     def name(self) -> str:
@@ -123,7 +137,7 @@ class PluginRun:
         # the child can deadlock. setpriv asks for the parent-death signal before it execs.
         setpriv = shutil.which("setpriv")
         dies_with_us = [setpriv, "--pdeathsig", "KILL", "--"] if setpriv else []
-        argv = [*dies_with_us, *node.host.argv(node.kubeconfig)]
+        argv = [*dies_with_us, *node.argv()]
         with node.host.log.open("ab") as log:
             popen = subprocess.Popen(
                 argv,

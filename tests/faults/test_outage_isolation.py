@@ -31,7 +31,14 @@ import pytest
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from tests.e2e.plugin_process import plugin_env
-from tests.faults.harness import FaultNode, PluginRun, create_claims, fault_node, through
+from tests.faults.harness import (
+    SOCKET_MODES,
+    FaultNode,
+    PluginRun,
+    create_claims,
+    fault_node,
+    through,
+)
 from tests.faults.toxic import CHUNK, ToxicProxy
 from tests.support.controlplane import ControlPlane, free_port
 from tests.support.kubelet import (
@@ -103,7 +110,7 @@ def start_observed(node: FaultNode) -> Ports:
     """The plugin as the suite starts it, plus its liveness and /metrics ports."""
     ports = Ports(free_port(), free_port())
     extra = [f"--healthcheck-port={ports.liveness}", f"--metrics-port={ports.metrics}"]
-    argv = [a for a in node.host.argv(node.kubeconfig) if not a.startswith("--healthcheck-port")]
+    argv = [a for a in node.argv() if not a.startswith("--healthcheck-port")]
     setpriv = shutil.which("setpriv")
     dies_with_us = [setpriv, "--pdeathsig", "KILL", "--"] if setpriv else []
     env = {**plugin_env(), "CLAIM_FETCH_TIMEOUT": str(node.fetch_timeout_s)}
@@ -230,12 +237,16 @@ def outage(node: FaultNode, mode: str) -> contextlib.AbstractContextManager[None
     return node.proxy.outage() if mode == "reset" else node.proxy.paused()
 
 
+@pytest.mark.parametrize("sockets", SOCKET_MODES)
 @pytest.mark.parametrize("mode", ["reset", "hung"])
 def test_kubelet_calls_and_liveness_never_wait_for_new_claims_stuck_in_an_outage(
-    access: ControlPlane, mode: str
+    access: ControlPlane, mode: str, sockets: str
 ) -> None:
+    """Outage × socket names: with per-pod sockets (the chart's default), the lock two
+    instances share covers state changes only, never a claim read."""
     with fault_node(access, "isolation") as node:
         node.fetch_timeout_s = FETCH_DEADLINE_S
+        node.sockets = sockets
         ready = create_claims(node, [[f"npu-{i}"] for i in range(2 * ROUNDS)])
         fresh = create_claims(node, [[f"npu-{i % 8}"] for i in range(PODS)], prefix="new")
         ports = start_observed(node)

@@ -69,12 +69,12 @@ class KubeletPlugin:
             raise StartupError(str(error)) from error
         self._restore()
         self._reconcile = HardwareReconcile(
-            attempt=self._node.reboot().recorded(self._node.claims().repair_hardware),
+            attempt=self._node.reboot().recorded(self._node.preparer().repair_hardware),
             what="vNPU reconcile" if self._node.vnpu_table() is not None else "CDI spec check",
             node=self._node.node_name(),
             events=self._node.event_sink(),
         )
-        if self._node.reboot().new_boot() and self._node.claims().prepared().claims:
+        if self._node.reboot().new_boot() and self._node.preparer().prepared().claims:
             self._reconcile.run_once()  # before serving: specs and vNPUs back for restarts
         try:
             # The DRA and registration sockets, on one server: the kubelet dials the DRA
@@ -158,7 +158,7 @@ class KubeletPlugin:
     def _restore(self) -> None:
         """The repair that needs no hardware (restart_repair.before_serving)."""
         try:
-            report = self._node.claims().repair_state()
+            report = self._node.preparer().repair_state()
         except StateError as error:
             raise StartupError(
                 f"{error}; nothing was overwritten: repair or move it aside"

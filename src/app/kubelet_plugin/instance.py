@@ -7,8 +7,9 @@ the kubelet moves to the new one once it registered ("Seamless Upgrade" in the k
 pkg/kubelet/pluginmanager/pluginwatcher/README.md). The names are the Go kubeletplugin helper's
 (k8s.io/dynamic-resource-allocation kubeletplugin, RollingUpdate): `<driver>-<pod uid>-reg.sock`
 and `dra-<pod uid>.sock`, where one instance uses `<driver>-reg.sock` and `dra.sock`. Two
-instances share the data directory (checkpoint, CDI specs), so their prepares and unprepares
-are serialized through a file lock there, `serialize.lock`, as that helper does.
+instances share the data directory (checkpoint, CDI specs), so their state changes are
+serialized through a file lock there, `serialize.lock`, as that helper does (what it covers,
+and what not: app/services/shared.py).
 
 An older kubelet knows one endpoint per driver: a second registration replaces the first, and
 the first one's socket going away deregisters the driver. So per-pod names are used only where
@@ -30,6 +31,7 @@ log = logging.getLogger(__name__)
 LOOKUP_S = 5.0
 SEAMLESS_SINCE = (1, 33)  # the kubelet release that keeps several endpoints per driver
 LOCK_FILE = "serialize.lock"
+UNPREPARED_DIR = "unprepared"  # unprepares the instances tell each other (adapters/cancel_marks)
 _VERSION = re.compile(r"v?(\d+)\.(\d+)")
 
 

@@ -16,6 +16,9 @@ Contracts:
   staged on a state that was rolled back must not reach the disk through a later save).
 - Saves never overlap and are written in staging order, so the file only ever moves forward.
 - Lock order: `lock`, then the internal condition; `wait` is never called holding `lock`.
+- Where another process shares the store (app/services/shared.py), a change must be saved
+  before the lock that process also takes is let go: `save_staged` writes it holding `lock`,
+  so `wait` then finds it settled (or failed) and writes nothing.
 """
 
 import collections
@@ -78,6 +81,23 @@ class GroupCommit:
                 else:
                     self._write_newest()
 
+    def save_staged(self) -> None:
+        """Holding `lock`: save what is staged now, before `lock` goes; a failure rolls back
+        and fails the staged changes' waiters, as a waiter's save would. Used for every change
+        or for none: then nothing unsaved is ever left staged outside `lock`, and no waiter
+        is writing meanwhile."""
+        with self._changed:
+            if self._settled >= self._version:
+                return
+            target, checkpoint = self._version, self._current
+            try:
+                self._save(checkpoint)
+            except DomainError as error:
+                self._fail(error)
+            else:
+                self._saved, self._settled = checkpoint, target
+            self._changed.notify_all()
+
     def _write_newest(self) -> None:
         """Save the newest staged checkpoint (called holding the condition, released meanwhile)."""
         target, checkpoint = self._version, self._current
@@ -98,9 +118,13 @@ class GroupCommit:
 
     def _roll_back(self, error: DomainError) -> None:
         with self.lock, self._changed:  # nobody is between reading `current` and staging
-            self._failures.append((self._settled + 1, self._version, error))
-            # The saved checkpoint is current again, under a version of its own: a caller that
-            # stages nothing after this waits on it and must not find it among the failed.
-            self._version += 1
-            self._current = self._saved
-            self._settled = self._version
+            self._fail(error)
+
+    def _fail(self, error: DomainError) -> None:
+        """Every change staged since the last save failed with `error` (holding both locks)."""
+        self._failures.append((self._settled + 1, self._version, error))
+        # The saved checkpoint is current again, under a version of its own: a caller that
+        # stages nothing after this waits on it and must not find it among the failed.
+        self._version += 1
+        self._current = self._saved
+        self._settled = self._version

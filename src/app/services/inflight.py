@@ -14,14 +14,31 @@ order), so `open` asks whether the caller is still there once the claims are reg
 gone, every claim is cancelled at once. Either the unprepare comes later and finds the claims
 registered, or it came first and the caller was already gone. All methods are called under the
 preparer's state lock.
+
+Where another plugin instance serves beside this one (app/services/shared.py), the unprepare may
+reach the other one: then `marks` (adapters/cancel_marks.py) carry it across, and a prepare
+commits nothing for a claim marked unprepared after it began (`cancelled_elsewhere`).
 """
 
+import time
 from collections.abc import Iterable
+from typing import Protocol
 
 from npu_dra.domain.ids import ClaimUID
 from npu_dra.domain.ports import CallerGone
 
 UNPREPARED = "unprepared while this prepare waited"
+UNPREPARED_ELSEWHERE = "unprepared through the other plugin instance while this prepare waited"
+
+
+class CancelMarks(Protocol):
+    """Unprepares as every instance on the node sees them (times: CLOCK_MONOTONIC)."""
+
+    def mark(self, *, uid: ClaimUID, at: float) -> None: ...
+
+    def marked_since(self, *, uid: ClaimUID, at: float) -> bool: ...
+
+
 CALLER_GONE = "the kubelet gave up on this call before it ran (cancelled, or past its deadline)"
 
 
@@ -31,11 +48,13 @@ class PendingPrepare:
     def __init__(self, uids: Iterable[ClaimUID]) -> None:
         self.uids = frozenset(uids)
         self.cancelled: dict[ClaimUID, str] = {}
+        self.opened = time.monotonic()
 
 
 class InFlight:
-    def __init__(self) -> None:
+    def __init__(self, marks: CancelMarks | None = None) -> None:
         self._pending: list[PendingPrepare] = []
+        self._marks = marks
 
     def open(
         self, uids: Iterable[ClaimUID], caller_gone: CallerGone | None = None
@@ -54,4 +73,17 @@ class InFlight:
         waiting = [p for p in self._pending if uid in p.uids]
         for pending in waiting:
             pending.cancelled.setdefault(uid, UNPREPARED)
+        if self._marks is not None:
+            self._marks.mark(uid=uid, at=time.monotonic())
         return len(waiting)
+
+    def cancelled_elsewhere(self, pending: PendingPrepare, fresh: Iterable[ClaimUID]) -> None:
+        """Mark cancelled those of `fresh` (claims `pending` is about to commit) that another
+        instance unprepared after `pending` began."""
+        if self._marks is None:
+            return
+        for uid in fresh:
+            if uid not in pending.cancelled and self._marks.marked_since(
+                uid=uid, at=pending.opened
+            ):
+                pending.cancelled[uid] = UNPREPARED_ELSEWHERE

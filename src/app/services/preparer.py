@@ -24,15 +24,17 @@ Contracts:
 import logging
 import time
 from collections.abc import Mapping, Sequence
+from contextlib import AbstractContextManager
 
 from npu_dra.app.services.call_log import CallLog
 from npu_dra.app.services.claim_fetch import ClaimReads, Fetched, Prefetched
 from npu_dra.app.services.claim_transitions import ClaimTransitions
 from npu_dra.app.services.device_share import DeviceShareService, SharingRepair
 from npu_dra.app.services.group_commit import GroupCommit
-from npu_dra.app.services.inflight import InFlight, PendingPrepare
+from npu_dra.app.services.inflight import CancelMarks, InFlight, PendingPrepare
 from npu_dra.app.services.inventory import InventoryCache
 from npu_dra.app.services.restart_repair import RepairReport, StartupRepair
+from npu_dra.app.services.shared import SharedStateLock
 from npu_dra.app.services.vnpu import VnpuService
 from npu_dra.domain.checkpoint import Checkpoint, PreparedClaim
 from npu_dra.domain.claims import ClaimRef
@@ -63,6 +65,8 @@ class ClaimPreparer:
         vnpus: VnpuService | None = None,
         prefetched: Prefetched | None = None,
         shares: DeviceShareService | None = None,  # shared chips (app/services/device_share)
+        shared: AbstractContextManager[object] | None = None,  # another instance's lock, if any
+        marks: CancelMarks | None = None,  # and the unprepares it tells (app/services/inflight)
     ) -> None:
         self._cdi, self._checkpoints = cdi, checkpoints
         self._shares = shares or DeviceShareService()  # without one, no chip's mode is changed
@@ -73,8 +77,8 @@ class ClaimPreparer:
         self._state = GroupCommit(
             lambda checkpoint: checkpoints.save(checkpoint=checkpoint), Checkpoint()
         )
-        self._loaded, self._lock = False, self._state.lock
-        self._in_flight = InFlight()
+        self._loaded, self._lock = False, self._state_lock(shared)
+        self._in_flight = InFlight(marks)
         self._calls = CallLog(log)
         self._vnpus = vnpus  # claims allocated vNPU devices go through it (app/services/vnpu)
         self._steps = ClaimTransitions(
@@ -90,6 +94,8 @@ class ClaimPreparer:
     def prepare(
         self, refs: Sequence[ClaimRef], caller_gone: CallerGone | None = None
     ) -> dict[ClaimUID, ClaimOutcome]:
+        if not refs:  # the liveness check's call: nothing to read or change, no lock to wait on
+            return {}
         began = time.monotonic()
         with self._lock:
             known = self._checkpoint().claims
@@ -118,6 +124,8 @@ class ClaimPreparer:
         return outcomes
 
     def unprepare(self, refs: Sequence[ClaimRef]) -> dict[ClaimUID, str | None]:
+        if not refs:
+            return {}
         began = time.monotonic()
         released = self._release_vnpus(refs)
         self._reads.forget(refs)
@@ -159,9 +167,19 @@ class ClaimPreparer:
             self._loaded = True
         return self._state.current
 
-    def reread(self) -> None:  # another plugin instance may have changed it (services/shared)
-        with self._lock:
-            self._reload()
+    def _state_lock(
+        self, shared: AbstractContextManager[object] | None
+    ) -> AbstractContextManager[object]:
+        """The group commit's lock; where another instance shares the state (`shared`, its
+        lock), that one too, the checkpoint read again under it and saved before it goes."""
+        if shared is None:
+            return self._state.lock
+        return SharedStateLock(
+            self._state.lock, shared, entered=self._forget, leaving=self._state.save_staged
+        )
+
+    def _forget(self) -> None:  # another instance may have changed it: read it again when asked
+        self._loaded = False
 
     def _reload(self) -> Checkpoint:  # read again from the store (holding the lock)
         self._loaded = False
@@ -172,6 +190,7 @@ class ClaimPreparer:
     ) -> tuple[dict[ClaimUID, ClaimOutcome], Checkpoint]:
         """Outcomes, and the checkpoint with this call's claims added (holding the lock)."""
         checkpoint = self._checkpoint()
+        self._in_flight.cancelled_elsewhere(pending, (r.uid for r in refs if r.uid in fetched))
         outcomes: dict[ClaimUID, ClaimOutcome] = {}
         for ref in refs:
             if ref.uid in pending.cancelled:

@@ -13,8 +13,8 @@ answer. It reads the hardware outside the state lock; only the writes take it.
 """
 
 import logging
-import threading
 from collections.abc import Callable, Iterable, Sequence
+from contextlib import AbstractContextManager
 from typing import Protocol, TypeVar, runtime_checkable
 
 import attrs
@@ -71,7 +71,7 @@ class StartupRepair:
     def __init__(
         self,
         *,
-        lock: threading.Lock,
+        lock: AbstractContextManager[object],
         current: Callable[[], Checkpoint],
         reload: Callable[[], Checkpoint],
         cdi: CdiStore,

@@ -7,7 +7,12 @@ from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from npu_dra.app.kubelet_plugin.instance import LOCK_FILE, PluginInstance, plugin_instance
+from npu_dra.app.kubelet_plugin.instance import (
+    LOCK_FILE,
+    UNPREPARED_DIR,
+    PluginInstance,
+    plugin_instance,
+)
 from npu_dra.app.options import OptionError, Settings
 from npu_dra.app.services.claim_prefetch import ClaimPrefetch
 from npu_dra.app.services.inventory import InventoryCache
@@ -24,6 +29,7 @@ from npu_dra.domain.ports import (
 )
 
 if TYPE_CHECKING:
+    from npu_dra.adapters.cancel_marks import CancelMarks
     from npu_dra.adapters.grpc.liveness_server import LivenessServer
     from npu_dra.adapters.grpc.registration_server import RegistrationState
     from npu_dra.adapters.grpc.sockets import UnixGrpcServer
@@ -61,6 +67,16 @@ def instance_lock(
     from npu_dra.adapters.instance_lock import InstanceLock
 
     return InstanceLock(plugin_data_dir(settings) / LOCK_FILE)
+
+
+def cancel_marks(settings: Settings, instance: PluginInstance) -> "CancelMarks | None":
+    """Where another instance may serve beside this one, the unprepares both tell each other
+    (adapters/cancel_marks: `unprepared/` in the data dir); None where it is alone."""
+    if not instance.seamless:
+        return None
+    from npu_dra.adapters.cancel_marks import CancelMarks
+
+    return CancelMarks(plugin_data_dir(settings) / UNPREPARED_DIR)
 
 
 def remove_dead_instances(settings: Settings, instance: PluginInstance) -> None:
