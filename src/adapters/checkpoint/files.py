@@ -56,13 +56,8 @@ from npu_dra.adapters.atomic import (
     read_regular,
     remove_temp_files,
 )
-from npu_dra.adapters.checkpoint.codec import (
-    NewerVersion,
-    decode,
-    encode,
-    journal_line,
-    parse_journal_line,
-)
+from npu_dra.adapters.checkpoint.codec import decode, encode, journal_line
+from npu_dra.adapters.checkpoint.journal import replay
 from npu_dra.domain.checkpoint import CHECKPOINT_VERSION, Checkpoint
 from npu_dra.domain.errors import StateError
 
@@ -216,27 +211,11 @@ class FileCheckpointStore:
             raise StateError(f"{what} {path}: {e}") from e
 
     def _replay(self, checkpoint: Checkpoint, data: bytes) -> Checkpoint:
-        lines = data.split(b"\n")
-        tail = lines.pop()  # after the last newline: empty, or a line a crash cut short
-        claims = dict(checkpoint.claims)
-        self._lines, self._good_size, self._torn = 0, 0, bool(tail)
-        for number, raw in enumerate(lines, start=1):
-            try:
-                put, removed = parse_journal_line(raw)
-            except NewerVersion as e:  # whole, just not ours to read: refused like damage
-                raise StateError(f"checkpoint journal {self.journal}, line {number}: {e}") from e
-            except ValueError as e:
-                if number == len(lines) and not tail:  # the last line: a save that never returned
-                    self._torn = True
-                    break
-                raise StateError(f"checkpoint journal {self.journal}, line {number}: {e}") from e
-            self._note_version(put)
-            claims.update(put.claims)
-            for uid in removed:
-                claims.pop(uid, None)
-            self._lines += 1
-            self._good_size += len(raw) + 1
-        return Checkpoint(claims=claims)
+        replayed = replay(checkpoint, data, self.journal)
+        self._lines, self._good_size, self._torn = replayed.lines, replayed.good_size, replayed.torn
+        if replayed.older is not None:
+            self._older = min(replayed.older, self._older or replayed.older)
+        return replayed.checkpoint
 
     def _compact(self, saved: Checkpoint) -> None:
         """Make `saved` the snapshot, then empty the journal: `saved` must be what the files
