@@ -46,6 +46,8 @@ import threading
 from contextlib import AbstractContextManager
 from pathlib import Path
 
+import attrs
+
 from npu_dra.adapters.atomic import (
     ForeignEntries,
     ForeignEntry,
@@ -103,6 +105,7 @@ class FileCheckpointStore:
         self._older: int | None = None  # the files hold claims in this older version
         self._drained = False  # the files are the drained form (no claims, version 1)
         self._timer: threading.Timer | None = None  # the drain to come
+        self._seen: tuple[tuple[int, ...], ...] | None = None  # _signature() as last read
         self._lock = threading.Lock()  # saves from several threads are written one at a time
         self._foreign = ForeignEntries("checkpoint directory")
 
@@ -114,12 +117,30 @@ class FileCheckpointStore:
             raise StateError(f"checkpoint {self.path}: cannot remove temp files: {e}") from e
 
     def load(self) -> Checkpoint:
+        """What the files hold; not read again while they are as this store last left them
+        (another plugin instance's save changes them: the preparer loads at every state step
+        where one may serve beside this one, app/services/shared.py)."""
         with self._lock:
-            return self._load()
+            seen = self._signature()
+            if self._saved is not None and seen is not None and seen == self._seen:
+                return attrs.evolve(self._saved, claims=dict(self._saved.claims))  # a copy
+            checkpoint = self._load()
+            self._seen = seen
+            return checkpoint
 
     def save(self, *, checkpoint: Checkpoint) -> None:
         with self._lock:
+            self._seen = None
             self._save(checkpoint)
+            self._seen = self._signature()
+
+    def _signature(self) -> tuple[tuple[int, ...], ...] | None:
+        """The files' identity, size and times: any write, rename or truncation changes it."""
+        try:
+            found = (os.lstat(self.path), os.lstat(self.journal))
+        except OSError:
+            return None
+        return tuple((f.st_ino, f.st_size, f.st_mtime_ns, f.st_ctime_ns) for f in found)
 
     def _load(self) -> Checkpoint:
         self._older = None
