@@ -11,6 +11,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -53,13 +54,20 @@ class Running:
         stop_group(self.popen)
 
 
+PER_POD = "npu-dra per-pod"  # its label: per-pod sockets, the chart's default
+
+
 @contextlib.contextmanager
-def npu_dra(node: str, kubeconfig: Path) -> Iterator[Running]:
+def npu_dra(node: str, kubeconfig: Path, *, per_pod: bool = False) -> Iterator[Running]:
+    """npu-dra's plugin; `per_pod`: with per-pod socket names, as the chart deploys it on a 1.33+
+    kubelet (`--seamless-upgrade on`: state steps take the lock two instances share)."""
     with fake_node(node) as host:
         argv = host.argv(kubeconfig, health_interval_s=NPU_HEALTH_INTERVAL_S)
+        if per_pod:
+            argv += ["--seamless-upgrade=on", f"--pod-uid={uuid.uuid4()}"]
         popen = spawn_plugin([*argv, "--claim-prefetch"], host.log)
         plugin = Running(
-            "npu-dra",
+            PER_POD if per_pod else "npu-dra",
             NPU_DRIVER,
             tuple(f"npu-{n}" for n in range(DEVICES)),
             host.registry,

@@ -14,6 +14,10 @@ is repeated NPU_DRA_BENCH_OUTAGE_ROUNDS times (default 5), the API back in betwe
 Then a hung server that lost the requests it held comes back: how long a new claim's prepare
 takes while the 64 reads stuck in the old requests still wait for their answer.
 
+All of it twice: with one-instance socket names, and with per-pod names (`--seamless-upgrade on`,
+the chart's default on a 1.33+ kubelet), where state steps also take the lock two instances share
+(app/services/shared.py).
+
 Run from the repository root: `python -m benchmarks.outage`.
 """
 
@@ -24,7 +28,7 @@ import time
 from collections.abc import Callable, Iterator
 
 from benchmarks.faults import _plane
-from tests.faults.harness import FaultNode, create_claims, fault_node, through
+from tests.faults.harness import SOCKET_MODES, FaultNode, create_claims, fault_node, through
 from tests.faults.test_outage_isolation import (
     LosingProxy,
     Ports,
@@ -142,9 +146,9 @@ class Callers:
             print(f"  {what}: {_ms(samples)}" + (f", {failed} FAILED" if failed else ""))
 
 
-def _isolation(plane: ControlPlane) -> None:
+def _isolation(plane: ControlPlane, sockets: str) -> None:
     with fault_node(plane, "bench-isolation") as node:
-        node.fetch_timeout_s = 20.0
+        node.fetch_timeout_s, node.sockets = 20.0, sockets
         ready = create_claims(node, [[f"npu-{i}"] for i in range(1 + LEAVING)])
         fresh = create_claims(
             node, [[f"npu-{6 + i % 2}"] for i in range(max(PODS))], prefix="new", workers=16
@@ -162,15 +166,16 @@ def _isolation(plane: ControlPlane) -> None:
                         dra.prepare(ready[1:], timeout=30)  # the API is back
                         dra.unprepare(fresh[:pods], timeout=30)
                     callers.report(
-                        f"outage ({kind}), {pods} new claims' prepares waiting (running at once: "
+                        f"{sockets} sockets, outage ({kind}), {pods} new claims' prepares waiting "
+                        f"(running at once: "
                         f"{min(admitted)}-{max(admitted)} of {pods}):"
                     )
 
 
-def _recovery(plane: ControlPlane) -> None:
+def _recovery(plane: ControlPlane, sockets: str) -> None:
     with fault_node(plane, "bench-recovery") as node, LosingProxy(node.proxy.port) as losing:
         through(node.kubeconfig, losing)
-        node.fetch_timeout_s = 20.0
+        node.fetch_timeout_s, node.sockets = 20.0, sockets
         fresh = create_claims(
             node, [[f"npu-{1 + i % 7}"] for i in range(max(PODS))], prefix="lost", workers=16
         )
@@ -187,15 +192,17 @@ def _recovery(plane: ControlPlane) -> None:
                 elapsed = time.perf_counter() - began
     verdict = "prepared" if not answer.error else f"FAILED: {answer.error[:80]}"
     print(
-        f"a hung API server back, the requests it held lost: a new claim's prepare while "
+        f"{sockets} sockets, a hung API server back, the requests it held lost: a new claim's "
+        f"prepare while "
         f"{max(PODS)} reads still wait in them: {elapsed * 1e3:.1f} ms ({verdict})"
     )
 
 
 def main() -> None:
     with _plane() as plane:
-        _isolation(plane)
-        _recovery(plane)
+        for sockets in SOCKET_MODES:
+            _isolation(plane, sockets)
+            _recovery(plane, sockets)
 
 
 if __name__ == "__main__":

@@ -52,15 +52,17 @@ class FaultNode:
     namespace: str
     plugin: PluginRun | None = None
     fetch_timeout_s: float = FETCH_TIMEOUT_S  # --claim-fetch-timeout, through its env var
-    sockets: str = ONE_INSTANCE  # or PER_POD: the socket names the chart's default gives
+    # The socket names: PER_POD, as the chart deploys it on a 1.33+ kubelet (a seamless-upgrade
+    # instance, its state steps serialized with any other's through `serialize.lock`), or
+    # ONE_INSTANCE. A plugin started again is its pod's container restarted: the same pod UID.
+    sockets: str = PER_POD
+    pod_uid: str = field(default_factory=lambda: str(uuid.uuid4()))
 
     def argv(self) -> list[str]:
-        """The plugin's command line: the DaemonSet's flags, and per-pod socket names (a
-        seamless-upgrade instance, serialized with any other through `serialize.lock`) where
-        `sockets` says so, as the chart deploys it on a 1.33+ kubelet."""
+        """The plugin's command line: the DaemonSet's flags, with this node's socket names."""
         argv = self.host.argv(self.kubeconfig)
         if self.sockets == PER_POD:
-            argv += ["--seamless-upgrade=on", f"--pod-uid={uuid.uuid4()}"]
+            argv += ["--seamless-upgrade=on", f"--pod-uid={self.pod_uid}"]
         return argv
 
     @property
