@@ -35,15 +35,10 @@ def fault_codes_file(text: str) -> "FaultCodeTable | None":
         return None
     import yaml
 
+    from npu_dra.app.options.files import read_flag_file
     from npu_dra.domain.fault_codes import FaultTableError, fault_table
 
-    try:
-        with Path(text).open("rb") as file:
-            data = file.read(MAX_FAULT_CODES_BYTES + 1)
-    except OSError as error:
-        raise argparse.ArgumentTypeError(f"{text}: {error.strerror}") from None
-    if len(data) > MAX_FAULT_CODES_BYTES:
-        raise argparse.ArgumentTypeError(f"{text}: more than {MAX_FAULT_CODES_BYTES} bytes")
+    data = read_flag_file(text, limit=MAX_FAULT_CODES_BYTES)
     try:
         decoded = yaml.safe_load(data)
     except yaml.YAMLError as error:
