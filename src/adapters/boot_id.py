@@ -8,7 +8,9 @@ one line, replaced atomically) once that repair has run with the hardware answer
 """
 
 import logging
+import os
 import re
+import stat
 from pathlib import Path
 
 from npu_dra.adapters.atomic import ForeignEntry, atomic_write, read_regular, remove_temp_files
@@ -31,13 +33,16 @@ class BootIds:
         self.record = data_dir / RECORD_NAME
 
     def current(self) -> str:
-        """This boot's id; StateError naming the file (and the flag) if it cannot be read."""
+        """This boot's id; StateError naming the file (and the flag) if it cannot be read, or
+        is not a regular file: a FIFO there is never waited on, a device never opened."""
+        where = f"--boot-id-file {self.source}"
         try:
-            with self.source.open("rb") as file:
-                data = file.read(MAX_BYTES + 1)
+            data = read_regular_file(self.source, limit=MAX_BYTES)
+        except NotRegular as error:
+            raise StateError(f"{where}: {error}, not a regular file") from error
         except OSError as error:
-            raise StateError(f"--boot-id-file {self.source}: {error.strerror}") from error
-        return self._parsed(data, f"--boot-id-file {self.source}")
+            raise StateError(f"{where}: {error.strerror}") from error
+        return self._parsed(data, where)
 
     def last(self) -> str | None:
         """The boot last repaired in; None if none is recorded (or the record is not ours)."""
@@ -81,3 +86,39 @@ class BootIds:
         if len(data) > MAX_BYTES or not BOOT_ID.fullmatch(text):
             raise StateError(f"{where}: not a boot id: {text[:80]!r}")
         return text.lower()
+
+
+class NotRegular(OSError):
+    """What is at a path is not a regular file (its kind is the message)."""
+
+
+def read_regular_file(path: Path, *, limit: int) -> bytes:
+    """At most `limit` + 1 bytes of the regular file at `path` (links followed: a procfs file
+    or a mounted ConfigMap's). Anything else is NotRegular: checked before the open, so a
+    device is never opened, and again on the descriptor, opened non-blocking so that a FIFO
+    put there in between is never waited on."""
+    _check_regular(os.stat(path))
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC)
+    try:
+        _check_regular(os.fstat(fd))
+        parts: list[bytes] = []
+        total = 0
+        while total <= limit and (chunk := os.read(fd, limit + 1 - total)):
+            parts.append(chunk)
+            total += len(chunk)
+        return b"".join(parts)
+    finally:
+        os.close(fd)
+
+
+def _check_regular(found: os.stat_result) -> None:
+    if stat.S_ISREG(found.st_mode):
+        return
+    kinds = (
+        (stat.S_ISDIR, "a directory"),
+        (stat.S_ISFIFO, "a FIFO"),
+        (stat.S_ISSOCK, "a socket"),
+        (stat.S_ISCHR, "a character device"),
+        (stat.S_ISBLK, "a block device"),
+    )
+    raise NotRegular(next((what for test, what in kinds if test(found.st_mode)), "something else"))

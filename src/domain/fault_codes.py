@@ -80,9 +80,11 @@ class Classification:
 
 @attrs.frozen
 class FaultCodeTable:
-    """Code (upper-case hex) -> handling level."""
+    """Code (upper-case hex) -> handling level; `notes` says where the table listed a code
+    under more than one level (for its reader to warn about)."""
 
     levels: Mapping[str, FaultLevel]
+    notes: tuple[str, ...] = ()
 
     def level_of(self, code: str) -> FaultLevel | None:
         return self.levels.get(code.upper())
@@ -112,31 +114,50 @@ def worse(a: Health, b: Health) -> Health:
 
 def fault_table(data: object, *, source: str) -> FaultCodeTable:
     """A table from Huawei's faultCode.json shape (`{"SeparateNPUCodes": ["80E18402", ...]}`,
-    keys `<level>Codes`), as decoded from
-    JSON or YAML. Errors name `source` and the bad key or entry. A code listed under two levels
-    gets the more severe one."""
+    keys `<level>Codes`), as decoded from JSON or YAML. Errors name `source` and the bad key or
+    entry. A code listed under two levels gets the more severe one, as Huawei's plugin takes it
+    (its own table lists one so), and a note that says so: refusing it would refuse Huawei's."""
     if not isinstance(data, Mapping):
         raise FaultTableError(f"{source}: expected a mapping of <level>Codes to code lists")
     keys = {f"{level.value}Codes": level for level in FaultLevel}
-    levels: dict[str, FaultLevel] = {}
+    listed: dict[str, list[str]] = {}
     for key, codes in data.items():
         if key not in keys:
             known = ", ".join(sorted(keys))
             raise FaultTableError(f"{source}: {key!r} is not a fault level ({known})")
-        if not isinstance(codes, list | tuple):
-            raise FaultTableError(f"{source}: {key}: expected a list of codes")
-        for index, code in enumerate(codes):
-            if not isinstance(code, str) or not CODE.match(code):
-                raise FaultTableError(
-                    f"{source}: {key}[{index}] = {code!r} is not a fault code "
-                    "(8 hex digits, as a string: quote it in YAML)"
-                )
-            known_level = levels.get(code.upper())
-            if known_level is None or keys[key].severity > known_level.severity:
-                levels[code.upper()] = keys[key]
-            if len(levels) > MAX_CODES:
-                raise FaultTableError(f"{source}: more than {MAX_CODES} codes")
-    return FaultCodeTable(levels)
+        for code in _codes(codes, key, source):
+            listed.setdefault(code.upper(), []).append(key)
+        if len(listed) > MAX_CODES:
+            raise FaultTableError(f"{source}: more than {MAX_CODES} codes")
+    levels = {c: max((keys[k] for k in ks), key=lambda lv: lv.severity) for c, ks in listed.items()}
+    notes = tuple(
+        f"{source}: code {code} is listed under {' and '.join(dict.fromkeys(ks))}: "
+        f"{levels[code].value} applies, the more severe"
+        for code, ks in listed.items()
+        if len(set(ks)) > 1
+    )
+    return FaultCodeTable(levels, notes)
+
+
+def _codes(codes: object, key: str, source: str) -> list[str]:
+    """One level's codes; FaultTableError naming the entry that is not a code (nested, a
+    number, ...) or for a list longer than a table holds codes."""
+    if not isinstance(codes, list | tuple):
+        raise FaultTableError(f"{source}: {key}: expected a list of codes")
+    if len(codes) > MAX_CODES:
+        raise FaultTableError(f"{source}: {key}: more than {MAX_CODES} codes")
+    for index, code in enumerate(codes):
+        if not isinstance(code, str) or not CODE.match(code):
+            raise FaultTableError(
+                f"{source}: {key}[{index}] = {_shown(code)} is not a fault code "
+                "(8 hex digits, as a string: quote it in YAML)"
+            )
+    return list(codes)
+
+
+def _shown(value: object) -> str:
+    text = repr(value) if isinstance(value, str | int | float | bool) or value is None else ""
+    return text[:40] if text else f"a {type(value).__name__}"
 
 
 def built_in_table() -> FaultCodeTable:

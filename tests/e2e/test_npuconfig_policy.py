@@ -1,7 +1,9 @@
 """The NpuConfig admission policy (deploy/manifests/37-npuconfig-policy.yaml) on real API servers,
 v1.34.3 and v1.36.3: a ResourceClaim, ResourceClaimTemplate or DeviceClass whose config entry for
-the driver is not a valid NpuConfig is refused when written, with the field's path in the message;
-valid ones and other drivers' entries pass. The chart renders the same policy.
+the driver is not a valid NpuConfig is refused when written, with the field's path in the message,
+and so is a claim's allocation (status.allocation.devices.config, written through
+resourceclaims/status); valid ones and other drivers' entries pass. The chart renders the same
+policy.
 
 The session's planes are shared, so the shipped policy runs here under a name of this module's own
 and its binding matches only objects labelled for this module: other tests' objects are unaffected.
@@ -211,6 +213,39 @@ def test_an_object_stored_before_the_policy_may_still_be_updated(policed: Police
     stored = policed.plane.kubectl("get", "resourceclaim", meta["name"], "-n", meta["namespace"],
                                    "-o", "json")  # fmt: skip
     assert json.loads(stored.stdout)["metadata"]["labels"] == {LABEL: policed.run}
+
+
+def allocated(claim: dict[str, Any], configs: list[dict[str, Any]]) -> dict[str, Any]:
+    """The claim with the status the scheduler writes when it allocates it: `configs` are the
+    class's and the claim's entries, copied with their source."""
+    results = [{"request": "npu", "driver": DRIVER, "pool": "node-a", "device": "npu-0"}]
+    copied = [{"source": "FromClaim", **c} for c in configs]
+    status = {"allocation": {"devices": {"results": results, "config": copied}}}
+    return {**claim, "status": status}
+
+
+def write_status(policed: Policed, claim: dict[str, Any]) -> subprocess.CompletedProcess[str]:
+    return policed.plane.kubectl("replace", "--subresource=status", "-f", "-",
+                                 input=json.dumps(claim), check=False)  # fmt: skip
+
+
+def test_an_allocation_written_with_a_bad_npu_config_is_refused(policed: Policed) -> None:
+    # The plugin prepares from the allocation's copy of the configs (status.allocation), which
+    # only the status subresource writes: a writer of claims' status (the scheduler, or anyone
+    # granted resourceclaims/status) must not hand it what the claim's own write could not.
+    claim = policed.body("ResourceClaim", [])
+    created = policed.write("create", claim)
+    assert created.returncode == 0, created.stderr
+    name = claim["metadata"]["name"]
+    got = policed.plane.kubectl("get", "resourceclaim", name, "-n", policed.namespace, "-o", "json")
+    stored = json.loads(got.stdout)
+    bad = write_status(policed, allocated(stored, [entry(GOOD), entry({**GOOD, "kind": "Npu"})]))
+    says = 'status.allocation.devices.config[1].opaque.parameters.kind: "Npu" is not NpuConfig'
+    assert refused(bad, says), bad.stderr or bad.stdout
+    good = write_status(
+        policed, allocated(stored, [entry(GOOD), entry(GARBAGE, "gpu.example.com")])
+    )
+    assert good.returncode == 0, good.stderr
 
 
 # --- the chart -------------------------------------------------------------------------------

@@ -5,6 +5,7 @@ left out (the rest of the scenario runs)."""
 
 from __future__ import annotations
 
+import json
 import resource
 import subprocess
 import sys
@@ -125,3 +126,113 @@ def test_a_sixteen_chip_node_of_vnpus_is_decided_within_the_memory_limit(tmp_pat
     result = simulate("--scenario", scenario(tmp_path, A3_WITH_VNPUS), *gates)
     assert result.returncode == 0, result.stderr[-2000:]
     assert result.stdout.rstrip().endswith("# 1 pods: 1 bound, 0 pending, 0 gated, 0 error")
+
+
+CLAIM_WITH_PARAMETERS = """\
+kind: SimulatedNode
+metadata: {{name: n1}}
+spec: {{hardware: {{chip: 910B4, count: 8}}}}
+---
+kind: ResourceClaim
+metadata: {{name: c, namespace: demo}}
+spec:
+  devices:
+    requests: [{{name: npu, exactly: {{deviceClassName: npu.huawei.com}}}}]
+    config:
+    - opaque:
+        driver: other.example.com
+        parameters: {parameters}
+"""
+
+
+def alias_bomb(levels: int = 9) -> str:
+    """About 2 kB of YAML that expands to 10**levels strings: each anchor aliased ten times."""
+    anchors = ["a0: &a0 [x, x, x, x, x, x, x, x, x, x]"]
+    anchors += [f"a{i}: &a{i} [{', '.join([f'*a{i - 1}'] * 10)}]" for i in range(1, levels)]
+    return "{" + ", ".join(anchors) + "}"
+
+
+def test_an_alias_bomb_in_claim_parameters_is_refused_fast(tmp_path: Path) -> None:
+    text = CLAIM_WITH_PARAMETERS.format(parameters=alias_bomb())
+    assert len(text) < 3000
+    path = scenario(tmp_path, text)
+    refused(simulate("--scenario", path), path, "document 2", "aliases", "expand")
+
+
+def test_an_alias_bomb_in_a_snapshot_is_refused_fast(tmp_path: Path) -> None:
+    path = tmp_path / "cluster.yaml"
+    path.write_text(
+        "kind: List\nitems:\n- {apiVersion: v1, kind: Node, metadata: {name: n1}}\n"
+        "- apiVersion: resource.k8s.io/v1\n  kind: ResourceClaim\n"
+        "  metadata: {name: c, namespace: demo, uid: u1}\n"
+        "  spec:\n    devices:\n      requests: [{name: r, exactly: {deviceClassName: other}}]\n"
+        f"      config: [{{opaque: {{driver: other.example.com, parameters: {alias_bomb()}}}}}]\n"
+    )
+    refused(simulate("--from", str(path)), str(path), "aliases", "expand")
+
+
+def test_an_alias_that_refers_to_itself_is_refused(tmp_path: Path) -> None:
+    path = scenario(tmp_path, CLAIM_WITH_PARAMETERS.format(parameters="&loop {again: *loop}"))
+    refused(simulate("--scenario", path), path, "document 2", "refers to itself")
+
+
+SHARED_BY_AN_ANCHOR = """\
+kind: ResourceClaim
+metadata: {name: two, namespace: demo}
+spec:
+  devices:
+    requests:
+    - {name: a, exactly: &npu {deviceClassName: npu.huawei.com}}
+    - {name: b, exactly: *npu}
+---
+kind: Pod
+metadata: {name: p, namespace: demo}
+spec:
+  resourceClaims: [{name: c, resourceClaimName: two}]
+  containers: [{name: app, image: busybox}]
+"""
+
+
+def test_anchors_as_a_scenario_uses_them_still_load(tmp_path: Path) -> None:
+    text = A3_WITH_VNPUS.split("---\nkind: ResourceClaim")[0] + "---\n" + SHARED_BY_AN_ANCHOR
+    result = simulate("--scenario", scenario(tmp_path, text))
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert result.stdout.rstrip().endswith("# 1 pods: 1 bound, 0 pending, 0 gated, 0 error")
+
+
+SNAPSHOT_CLAIM = {
+    "apiVersion": "resource.k8s.io/v1",
+    "kind": "ResourceClaim",
+    "metadata": {"name": "c", "namespace": "demo", "uid": "u1"},
+    "spec": {
+        "devices": {
+            "requests": [{"name": "r", "exactly": {"deviceClassName": "other"}}],
+            "config": [{"opaque": {"driver": "other.example.com", "parameters": "DEEP"}}],
+        }
+    },
+}
+
+
+def deep_snapshot(tmp_path: Path, depth: int) -> str:
+    """A cluster's snapshot as `kubectl get -o json` prints it, one claim of another driver
+    holding parameters nested `depth` levels deep (the API server takes up to 10,000)."""
+    node = {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n1"}}
+    document = {"apiVersion": "v1", "kind": "List", "items": [node, SNAPSHOT_CLAIM]}
+    deep = '{"p": ' + "[" * depth + "]" * depth + "}"
+    path = tmp_path / "cluster.json"
+    path.write_text(json.dumps(document).replace('"DEEP"', deep))
+    return str(path)
+
+
+def test_deep_parameters_of_another_driver_in_a_snapshot_are_taken_as_they_are(
+    tmp_path: Path,
+) -> None:
+    # 5,000 levels: the most that fit in the API server's 10 KiB of parameters.
+    result = simulate("--from", deep_snapshot(tmp_path, 5000), "-o", "yaml")
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert "Traceback" not in result.stderr
+
+
+def test_json_nested_deeper_than_the_api_server_takes_is_refused(tmp_path: Path) -> None:
+    path = deep_snapshot(tmp_path, 100_000)
+    refused(simulate("--from", path), path, "nested deeper than 10000 levels")

@@ -47,6 +47,14 @@ def register(subparsers: "argparse._SubParsersAction[argparse.ArgumentParser]") 
 
 
 def run(args: argparse.Namespace) -> int:
+    """The simulation, on a thread that carries the nesting a real cluster's objects can have
+    (app/simulation/nesting.py) through every recursive step."""
+    from npu_dra.app.simulation.nesting import on_deep_stack
+
+    return on_deep_stack(lambda: _run(args))
+
+
+def _run(args: argparse.Namespace) -> int:
     settings = settings_from(args).derive(cluster="memory")
     logs.configure(level=settings.log_level, fmt=settings.log_format)
     from npu_dra.app.container import container_for

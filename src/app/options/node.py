@@ -6,6 +6,7 @@ plugins also take `--fault-codes` (FAULT_CODES), the table that classifies chips
 """
 
 import argparse
+from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -25,26 +26,23 @@ if TYPE_CHECKING:
     from npu_dra.domain.fault_codes import FaultCodeTable
 
 MAX_FAULT_CODES_BYTES = 1 << 20  # Huawei's own table is under 10 kB
+TABLE_DEPTH = 2  # a mapping of lists
 
 
 def fault_codes_file(text: str) -> "FaultCodeTable | None":
     """`--fault-codes FILE`: a fault-code table in Huawei's faultCode.json shape, JSON or YAML
     (an operator's ConfigMap); empty: None, the built-in table. Checked when flags are parsed,
-    so a bad file stops the start with the file and the entry named."""
+    so a bad file stops the start with the file and the entry (or line) named."""
     if not text:
         return None
     import yaml
 
+    from npu_dra.app.options.files import read_flag_file
     from npu_dra.domain.fault_codes import FaultTableError, fault_table
 
+    data = read_flag_file(text, limit=MAX_FAULT_CODES_BYTES)
     try:
-        with Path(text).open("rb") as file:
-            data = file.read(MAX_FAULT_CODES_BYTES + 1)
-    except OSError as error:
-        raise argparse.ArgumentTypeError(f"{text}: {error.strerror}") from None
-    if len(data) > MAX_FAULT_CODES_BYTES:
-        raise argparse.ArgumentTypeError(f"{text}: more than {MAX_FAULT_CODES_BYTES} bytes")
-    try:
+        _check_nesting(yaml.parse(data, Loader=yaml.SafeLoader), text)
         decoded = yaml.safe_load(data)
     except yaml.YAMLError as error:
         raise argparse.ArgumentTypeError(f"{text}: neither JSON nor YAML: {error}") from None
@@ -52,6 +50,26 @@ def fault_codes_file(text: str) -> "FaultCodeTable | None":
         return fault_table(decoded, source=text)
     except FaultTableError as error:
         raise argparse.ArgumentTypeError(str(error)) from None
+
+
+def _check_nesting(events: "Iterable[object]", source: str) -> None:
+    """A table is a mapping of lists of codes: anything nested deeper is refused at its line,
+    read as events (PyYAML's own parser: libyaml's reads a flow collection whole first) before
+    it is built (PyYAML builds nesting by recursion)."""
+    import yaml
+
+    depth = 0
+    for event in events:
+        if isinstance(event, yaml.CollectionStartEvent):
+            depth += 1
+            if depth > TABLE_DEPTH:
+                mark = event.start_mark
+                at = f"line {mark.line + 1}, column {mark.column + 1}: " if mark else ""
+                raise argparse.ArgumentTypeError(
+                    f"{source}: {at}nested deeper than <level>Codes: [codes]"
+                )
+        elif isinstance(event, yaml.CollectionEndEvent):
+            depth -= 1
 
 
 FAULT_CODES = Option(

@@ -24,6 +24,7 @@ from npu_dra.app.services.inventory import InventoryCache
 from npu_dra.app.services.vnpu import VnpuService
 from npu_dra.domain.checkpoint import Checkpoint
 from npu_dra.domain.claims import ClaimRef
+from npu_dra.domain.device import NodeInventory
 from npu_dra.domain.errors import DomainError
 from npu_dra.domain.ids import ClaimUID
 from npu_dra.domain.ports import CdiStore
@@ -50,6 +51,7 @@ class RepairReport:
     foreign: tuple[str, ...] = ()  # vNPUs no record names: reported, left as they are
     waiting: str | None = None  # why the part that needs the hardware has not (all) run
     gone: tuple[tuple[ClaimRef, str], ...] = ()  # claims whose devices are gone, and why
+    unchecked: tuple[str, ...] = ()  # devices whose identity the hardware no longer tells
 
     def then(self, later: "RepairReport") -> "RepairReport":
         """This report, followed by a later part's (which says what still waits)."""
@@ -61,6 +63,7 @@ class RepairReport:
             _unique(self.foreign, later.foreign),
             later.waiting,
             _unique(self.gone, later.gone),
+            _unique(self.unchecked, later.unchecked),
         )
 
 
@@ -123,8 +126,11 @@ class StartupRepair:
         with self._lock:
             snapshot = self._current()
             specs = self._specs.rewrite_all(snapshot)
+        unchecked = unchecked_identities(snapshot, inventory)
         if self._vnpus is None:
-            return RepairReport(specs.rewritten, unrepairable=specs.problems, gone=specs.gone)
+            return RepairReport(
+                specs.rewritten, unrepairable=specs.problems, gone=specs.gone, unchecked=unchecked
+            )
         # A gone claim's vNPUs are not made again: on another chip they would re-point it.
         survey = self._vnpus.survey(_without(snapshot, specs), inventory)  # outside the lock
         with self._lock:
@@ -135,6 +141,7 @@ class StartupRepair:
             foreign=done.foreign,
             waiting=survey.unlisted,
             gone=specs.gone,
+            unchecked=unchecked,
         )
 
     def _files(self) -> tuple[tuple[str, ...], tuple[ClaimUID, ...], Checkpoint]:
@@ -171,11 +178,31 @@ def log_report(report: RepairReport, prefix: str) -> None:
         )  # fmt: skip
     for ref, why in report.gone:
         log.error("%s claim %s: %s", prefix, ref, why)
+    for skipped in report.unchecked:
+        log.warning("%s %s", prefix, skipped)
     if report.rewritten or report.removed:
         log.info(
             "%s rewrote CDI specs of %s, removed %s",
             prefix, list(report.rewritten), list(report.removed),
         )  # fmt: skip
+
+
+def unchecked_identities(checkpoint: Checkpoint, inventory: NodeInventory) -> tuple[str, ...]:
+    """Each prepared chip whose identity the checkpoint recorded but the hardware does not tell
+    now (no PCI address read, after a reboot say): gone_devices can check only its name, so the
+    claim is served by the name alone; one line each, naming the claim, chip and identity."""
+    return tuple(
+        dict.fromkeys(
+            f"claim {claim.ref}: chip {used.chip} was prepared as {used.identity}, but the "
+            "hardware tells no PCI address for it now: identity check skipped, the claim is "
+            "served by the chip's name"
+            for claim in checkpoint.claims.values()
+            for used in claim.devices
+            if used.identity
+            and (device := inventory.get(used.chip)) is not None
+            and device.identity is None
+        )
+    )
 
 
 def _without(checkpoint: Checkpoint, specs: SpecRepair) -> Checkpoint:

@@ -1,6 +1,8 @@
 """Creates and destroys the vNPUs that prepared vNPU devices are, and keeps them in step with the
 checkpoint. The preparer calls in here for claims allocated vNPU devices; everything else about
-preparing (CDI writes, the checkpoint's saves, idempotent answers) stays the preparer's.
+preparing (CDI writes, the checkpoint's saves, idempotent answers) stays the preparer's. The
+hardware calls that create a claim's vNPUs (undone in full on a failure) and destroy them are
+vnpu_calls.py's; this module plans, keeps the bookkeeping and takes the locks.
 
 Contracts:
 - Record first: the preparer plans (`prepare`, under its state lock), saves the claim's vNPU ids,
@@ -33,6 +35,7 @@ from collections.abc import Callable, Collection, Iterable, Iterator
 
 import attrs
 
+from npu_dra.app.services.vnpu_calls import VnpuCalls, chip_of, records
 from npu_dra.domain.cdi import CdiSpec
 from npu_dra.domain.checkpoint import Checkpoint, PreparedClaim
 from npu_dra.domain.claims import ResourceClaim
@@ -48,7 +51,7 @@ from npu_dra.domain.prepare_vnpu import (
     plan_vnpu_prepare,
     vnpu_cdi_spec,
 )
-from npu_dra.domain.vnpu.instance import Vnpu, VnpuRecord
+from npu_dra.domain.vnpu.instance import Vnpu
 from npu_dra.domain.vnpu.layout import find_vnpu_device
 
 log = logging.getLogger(__name__)
@@ -90,6 +93,7 @@ class ChipLocks:
 class VnpuService:
     def __init__(self, *, table: VnpuTable, checkpoints: CheckpointStore) -> None:
         self._table, self._checkpoints = table, checkpoints  # the preparer saves the records
+        self._calls = VnpuCalls(table)
         self._chips = ChipLocks()
         self._guard = threading.Lock()  # a leaf: for the two dicts below only
         self._foreign: dict[DeviceName, frozenset[int]] = {}  # chip -> ids no record named
@@ -124,7 +128,7 @@ class VnpuService:
             making = [c for uid, c in self._busy.items() if uid in uids]
         errors: dict[ClaimUID, str] = {}
         for claim in making:
-            with self._chips.holding(r.chip for r in _records(claim)):
+            with self._chips.holding(r.chip for r in records(claim)):
                 error = self._create_claim(claim, inventory)
             if error is not None:
                 errors[claim.ref.uid] = error
@@ -147,7 +151,7 @@ class VnpuService:
         """Those of `claims` that hold vNPUs no other call is busy with, now busy (the caller
         holds the state lock; `release_taken` then runs without it, `forget` ends it)."""
         with self._guard:
-            taken = [c for c in claims if _records(c) and c.ref.uid not in self._busy]
+            taken = [c for c in claims if records(c) and c.ref.uid not in self._busy]
             self._busy.update((c.ref.uid, c) for c in taken)
         return taken
 
@@ -201,7 +205,7 @@ class VnpuService:
             try:
                 with self._chips.holding([record.chip]):
                     self._table.create(
-                        device=_chip(inventory, record), template=record.template, vnpu_id=vnpu_id
+                        device=chip_of(inventory, record), template=record.template, vnpu_id=vnpu_id
                     )
                 log.warning("recreated vNPU %d of claim %s: it had vanished", vnpu_id, uid)
             except DomainError as error:
@@ -218,34 +222,19 @@ class VnpuService:
         return Reconciled(tuple(problems), foreign)
 
     def _destroy(self, claim: PreparedClaim, inventory: Callable[[], NodeInventory]) -> None:
-        records = _records(claim)  # the inventory is asked for only where there are some
-        with self._chips.holding(r.chip for r in records):
-            for record in records:
-                self._table.destroy(device=_chip(inventory(), record), vnpu_id=record.vnpu_id)
-                log.info("destroyed vNPU %d of %s", record.vnpu_id, claim.ref)
+        with self._chips.holding(r.chip for r in records(claim)):
+            self._calls.destroy(claim, inventory)
 
     def _create_claim(self, claim: PreparedClaim, inventory: NodeInventory) -> str | None:
-        """One hardware call per vNPU (holding its chips' locks); on a failure, undo and re-read
-        the failing chip's vNPUs, so the next plan there sees what the hardware holds."""
-        created: list[VnpuRecord] = []
-        for record in _records(claim):
-            try:
-                self._table.create(
-                    device=_chip(inventory, record), template=record.template,
-                    vnpu_id=record.vnpu_id,
-                )  # fmt: skip
-            except DomainError as error:
-                self._undo(inventory, created)
-                with self._guard:  # read the chip again at its next prepare
-                    self._foreign.pop(record.chip, None)
-                return f"claim {claim.ref}: creating its vNPU failed: {error}"
-            created.append(record)
-        log.info(
-            "created vNPU(s) for %s: %s",
-            claim.ref,
-            ", ".join(f"{r.vnpu_id} ({r.template} on {r.chip})" for r in created),
-        )
-        return None
+        """One hardware call per vNPU (holding its chips' locks); on a failure, undone, and the
+        failing chip's vNPUs read again, so the next plan there sees what the hardware holds."""
+        failed = self._calls.create(claim, inventory)
+        if failed is None:
+            return None
+        record, error = failed
+        with self._guard:  # read the chip again at its next prepare
+            self._foreign.pop(record.chip, None)
+        return f"claim {claim.ref}: creating its vNPU failed: {error}"
 
     def _chips_to_survey(self, checkpoint: Checkpoint, inventory: NodeInventory) -> list[Device]:
         """Every usable chip, and any chip a record names: not only those offering vNPUs now (a
@@ -273,27 +262,6 @@ class VnpuService:
                     self._foreign[name] = known
             ids |= known or set()
         return ids
-
-    def _undo(self, inventory: NodeInventory, created: list[VnpuRecord]) -> None:
-        for record in created:
-            try:
-                self._table.destroy(device=_chip(inventory, record), vnpu_id=record.vnpu_id)
-            except DomainError as error:  # no record will name it: the reconcile only reports it
-                log.error(
-                    "vNPU %d on %s is left behind by a failed prepare (%s): destroy it by hand",
-                    record.vnpu_id, record.chip, error,
-                )  # fmt: skip
-
-
-def _records(claim: PreparedClaim) -> list[VnpuRecord]:
-    return [d.vnpu for d in claim.devices if d.vnpu is not None]
-
-
-def _chip(inventory: NodeInventory, record: VnpuRecord) -> Device:
-    chip = inventory.get(record.chip)
-    if chip is None:
-        raise PrepareError(f"vNPU {record.vnpu_id}: chip {record.chip} is no longer on this node")
-    return chip
 
 
 def vnpu_service_for(table: VnpuTable | None, checkpoints: CheckpointStore) -> VnpuService | None:

@@ -16,6 +16,7 @@ from typing import Any
 import yaml
 
 from npu_dra.adapters.kube_shapes.reader import Fields, describe
+from npu_dra.app.simulation.nesting import check_aliases, json_loads
 from npu_dra.app.simulation.scenario import Refusal, Scenario, ScenarioError
 from npu_dra.app.simulation.scenario_admit import Admission
 from npu_dra.app.simulation.scenario_claims import (
@@ -87,17 +88,21 @@ def parse_scenario(
 
 def documents_of(text: str, source: str) -> list[Any]:
     """The file's documents: JSON (kubectl -o json) by the JSON parser, a hundred times faster
-    than YAML's on a cluster's snapshot; otherwise YAML, of which JSON is a subset."""
+    than YAML's on a cluster's snapshot; otherwise YAML, of which JSON is a subset. Bounded as
+    nesting.py says: depth, and how far aliases expand a document."""
     if text.lstrip()[:1] in ("{", "["):
         try:
-            found = json.loads(text)
+            found = json_loads(text, source)
             return found if isinstance(found, list) else [found]
         except json.JSONDecodeError:
             pass  # YAML flow style, not JSON
     try:
-        return [d for d in yaml.load_all(text, Loader=LOADER) if d is not None]
+        documents = [d for d in yaml.load_all(text, Loader=LOADER) if d is not None]
     except yaml.YAMLError as error:
         raise ScenarioError(f"{source}: not valid YAML: {error}") from error
+    if "*" in text:  # an alias, perhaps
+        check_aliases(documents, source)
+    return documents
 
 
 def scenario_from_documents(

@@ -1,6 +1,7 @@
 """The node's hardware graph: the probe `--hardware` chose (npu-smi, NVML or a described fake
 node), the host paths it reads, and the vNPU layouts `--vnpu` adds to its inventory."""
 
+import logging
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
@@ -15,6 +16,7 @@ if TYPE_CHECKING:
     from npu_dra.domain.ports import VnpuTable
 
 CommandTimer = Callable[[str, float, bool], None]
+log = logging.getLogger(__name__)
 
 
 def hardware_probe(
@@ -22,7 +24,10 @@ def hardware_probe(
 ) -> HardwareProbe:
     """The backend `--hardware` chose (app/options/ has checked it finds the profile's
     devices); a fake node description of another profile's devices is refused by its probe.
-    Where /metrics is served (`--metrics-port`), each npu-smi command is timed into `metrics`."""
+    Where /metrics is served (`--metrics-port`), each npu-smi command is timed into `metrics`.
+    What `--fault-codes` listed under two levels is warned about here, once logging is set."""
+    for note in settings.fault_codes.notes if settings.fault_codes else ():
+        log.warning("--fault-codes %s (as Huawei's device plugin takes it)", note)
     kind = settings.hardware.kind
     if kind == "fake":
         return described_probe(settings)
