@@ -19,6 +19,7 @@ import shutil
 import subprocess
 import tempfile
 import time
+import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -31,6 +32,7 @@ from npu_dra.adapters.hardware.npu_smi.replay_vnpu import state_of
 from npu_dra.app.commands.kubelet_plugin_runtime import KubeletPlugin, build_container
 from npu_dra.app.container import Container
 from npu_dra.app.options import Hardware, Settings, defaults
+from tests.faults.harness import PER_POD, SOCKET_MODES
 from tests.support.controlplane import wait_for
 from tests.support.fake_npu_smi import INFO, FakeNpuSmi, load_scenario, make_dev_root, make_sysfs
 from tests.support.kubelet import Kubelet, WireClaim, allocated_claim
@@ -143,8 +145,11 @@ class Host:
         ]
 
 
-@pytest.fixture
-def host() -> Iterator[Host]:
+@pytest.fixture(params=SOCKET_MODES)
+def host(request: pytest.FixtureRequest) -> Iterator[Host]:
+    """vNPUs × socket names: per-pod (the chart's default, state steps under the lock two
+    instances share) and one-instance."""
+    per_pod = request.param == PER_POD
     root = Path(tempfile.mkdtemp(prefix="npd-", dir="/tmp"))  # short: sockets live under it
     try:
         smi = FakeNpuSmi(root / "smi", {**load_scenario("910B4_8npu"), "vnpu": "910B4"})
@@ -163,6 +168,8 @@ def host() -> Iterator[Host]:
             cluster="memory",
             vnpu="templates",
             api_lock_dir=root / "api-lock",  # this node's host directory, not the machine's
+            seamless_upgrade="on" if per_pod else "off",
+            pod_uid=str(uuid.uuid4()) if per_pod else "",
         )
         yield Host(root, smi, settings, MemoryCluster())
     finally:
