@@ -76,6 +76,15 @@ class Node:
         self.plugin.publisher().publish()
         return self.plugin
 
+    def offer(self) -> dict[str, tuple[bool, object]]:
+        """npu-0's published devices: whether several claims may hold each, and its shares."""
+        return {
+            d.name: (d.allow_multiple_allocations, d.attributes.get("shares"))
+            for s in self.cluster.list_slices()
+            for d in s.devices
+            if d.name == "npu-0" or d.name.startswith("npu-0-")
+        }
+
     def claim(
         self, name: str, device: str, share_id: str | None = None, memory: str = ""
     ) -> ClaimRef:
@@ -123,6 +132,66 @@ def refused(outcome: ClaimOutcome, *said: str) -> None:
     assert outcome.error is not None, f"prepared: {outcome.devices}"
     missing = [words for words in said if words not in outcome.error]
     assert missing == [], outcome.error
+
+
+def fixed(count: int, shares: int | None = None) -> dict[str, tuple[bool, object]]:
+    return {f"npu-0-share-{i}": (False, shares or count) for i in range(count)}
+
+
+def test_sharing_x_gate_change_fixed_shares_held_stay_the_offer_until_released(
+    node: Node,
+) -> None:
+    """An upgrade turns consumable capacity on while npu-0's four fixed shares are held: npu-0
+    is still offered as those shares, not as a multi-allocatable chip beside them (200 %), and a
+    share of it in the other form is refused, naming the chip and what it has given out."""
+    node.start(consumable=False)
+    held = [node.claim(f"fixed-{i}", f"npu-0-share-{i}") for i in range(4)]
+    ok(node.prepare(*held))
+    node.start(consumable=True)
+    assert node.offer() == fixed(4)
+    whole_memory = node.claim("consumable", "npu-0", SHARE_IDS[0], memory="32Gi")
+    refused(node.prepare(whole_memory)["consumable"], "chip npu-0 has given out 32768 MiB")
+    publisher = node.plugin.publisher()  # type: ignore[union-attr]
+    assert not publisher.sharing_changed()
+    node.unprepare(*held)
+    assert publisher.sharing_changed()  # the maintainer's next tick republishes
+    publisher.publish()
+    assert node.offer() == {"npu-0": (True, None)}  # released: the configured form again
+
+
+def test_sharing_x_gate_change_consumable_shares_held_are_not_offered_as_fixed_shares(
+    node: Node,
+) -> None:
+    """Consumable capacity turned off while a consumable share of npu-0 is held: npu-0 is not
+    offered at all (fixed shares beside it could give out more than the chip), and fixed shares
+    still prepared on it (crafted, or allocated before the restart) stop at the chip's memory."""
+    node.start(consumable=True)
+    ok(node.prepare(node.claim("consumable", "npu-0", SHARE_IDS[0], memory="16Gi")))
+    node.start(consumable=False)
+    assert node.offer() == {}
+    first, second, third = (node.claim(f"fixed-{i}", f"npu-0-share-{i}") for i in range(3))
+    ok(node.prepare(first, second))  # 16 + 8 + 8 GiB: the whole chip
+    refused(node.prepare(third)["fixed-2"], "chip npu-0 has given out 32768 MiB", "3 share(s)")
+
+
+def test_sharing_x_chip_shares_change_held_shares_keep_their_count_until_released(
+    node: Node,
+) -> None:
+    """--chip-shares changed from 4 to 8 while npu-0's four shares are held: npu-0 is still
+    offered in its four shares (not eight: 150 %) until they are released, and an eighth-share
+    device allocated meanwhile is refused, naming the chip and what it has given out."""
+    node.start(consumable=False, shares=4)
+    held = [node.claim(f"quarter-{i}", f"npu-0-share-{i}") for i in range(4)]
+    ok(node.prepare(*held))
+    node.start(consumable=False, shares=8)
+    assert node.offer() == fixed(4)
+    eighth = node.prepare(node.claim("eighth", "npu-0-share-4"))["eighth"]
+    refused(eighth, "npu-0 is published in 4 shares", "4 share(s) of that count are held")
+    fifth = node.claim("fifth", "npu-0", SHARE_IDS[0], memory="8Gi")  # its memory: given out
+    refused(node.prepare(fifth)["fifth"], "chip npu-0 has given out 32768 MiB")
+    node.unprepare(*held)
+    node.plugin.publisher().publish()  # type: ignore[union-attr]
+    assert node.offer() == fixed(8)
 
 
 def test_sharing_x_restart_two_claims_each_consuming_the_whole_chips_memory(node: Node) -> None:
