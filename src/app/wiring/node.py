@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 from npu_dra.adapters.hardware.device_share_choice import device_share_for
 from npu_dra.app.options import Settings
-from npu_dra.app.services.device_share import DeviceShareService
+from npu_dra.app.services.device_share import WAIT_S, DeviceShareService
 from npu_dra.app.services.device_taints import TaintMode
 from npu_dra.app.services.inventory import InventoryCache
 from npu_dra.app.services.metered import MeteredNodeClaims
@@ -150,7 +150,11 @@ def device_shares(settings: Settings, hardware: HardwareProbe) -> DeviceShareSer
     mode = device_share_for(
         settings.hardware.kind, hardware, settings.npu_smi_path, timeout=settings.probe_timeout
     )
-    return DeviceShareService(hardware=mode, policy=policy)
+    # A prepare waits for npu-smi's two commands (each within --probe-timeout), at most WAIT_S
+    # (the kubelet's 45 s must also cover the claim's read); a failure stands one timeout long.
+    timeout = settings.probe_timeout
+    wait_s = min(2 * timeout + 1.0, WAIT_S)
+    return DeviceShareService(hardware=mode, policy=policy, wait_s=wait_s, retry_after_s=timeout)
 
 
 def prometheus_metrics() -> "PrometheusMetrics":
