@@ -19,6 +19,7 @@ import pytest
 from dependency_injector import providers
 
 from npu_dra.adapters.cluster.memory import MemoryCluster
+from npu_dra.adapters.hardware.fake import FakeHardware
 from npu_dra.app.container import NodeContainer
 from npu_dra.app.options import Hardware, defaults
 from npu_dra.domain.claims import Allocation, AllocationResult, ClaimRef
@@ -210,10 +211,14 @@ def test_sharing_x_restart_two_claims_each_consuming_the_whole_chips_memory(node
 
 def test_a_share_of_a_chip_not_named_by_shared_chips_is_refused(node: Node) -> None:
     """Crafted: a share (a shareID) of npu-1 where --shared-chips names npu-0 only: refused with
-    the claim's own error naming the chip and the flag; the other claim of the call is prepared."""
-    node.start(consumable=True)
+    the claim's own error naming the chip and the flag, and npu-1 is never put in sharing mode
+    for it; the other claim of the call is prepared."""
+    plugin = node.start(consumable=True)
     crafted = node.claim("crafted", "npu-1", SHARE_IDS[0], memory="8Gi")
     fine = node.claim("fine", "npu-0", SHARE_IDS[1], memory="8Gi")
     outcomes = node.prepare(crafted, fine)
     assert outcomes["fine"].error is None, outcomes["fine"].error
     refused(outcomes["crafted"], "npu-1 is not a shared chip on this node (--shared-chips)")
+    hardware = plugin.hardware()
+    assert isinstance(hardware, FakeHardware)
+    assert hardware.device_share().on == {"npu-0"}

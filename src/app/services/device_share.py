@@ -69,12 +69,13 @@ class DeviceShareService:
     ) -> dict[ClaimUID, Fetched]:
         """`fetched` (new claims as read) with each claim holding shares of a chip that could
         not be put in sharing mode replaced by why: the preparer answers that claim with it.
-        `node` is asked only where a claim holds shares of a chip not yet seen in the mode."""
+        `node` is asked only where a claim holds shares of a chip not yet seen in the mode. A
+        chip the policy does not share is never put in it: the planner refuses its shares."""
         wanted = {
             uid: chips
             for uid, claim in fetched.items()
             if isinstance(claim, ResourceClaim)
-            and (chips := set(shared_chips(claim.results_for(driver))) - self._on)
+            and (chips := {c for c in shared_chips(claim.results_for(driver)) if self._shared(c)})
         }
         if not wanted or self._hardware is None:
             return dict(fetched)
@@ -87,6 +88,10 @@ class DeviceShareService:
             for uid, chips in wanted.items()
         }
         return {**fetched, **{u: _failed(fetched[u], why) for u, why in failed.items() if why}}
+
+    def _shared(self, chip: DeviceName) -> bool:
+        """Whether `chip` is still to be put in sharing mode for a new share of it."""
+        return chip not in self._on and self.policy is not None and self.policy.shares_chip(chip)
 
     def restored(
         self, report: RepairReport, checkpoint: Checkpoint, inventory: Callable[[], NodeInventory]
