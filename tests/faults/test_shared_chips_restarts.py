@@ -27,8 +27,10 @@ PROBE_TIMEOUT_S = 5.0  # npu-smi's timeout in these runs (the default is 10 s)
 
 
 @pytest.fixture(params=[False, True], ids=["one-socket", "per-pod-sockets"])
-def per_pod(request: pytest.FixtureRequest) -> bool:
-    return bool(request.param)
+def per_pod(request: pytest.FixtureRequest) -> str | None:
+    """The plugin pod's UID where its sockets are named per pod; kept across a restart, as a
+    container restarted in its pod keeps it."""
+    return str(uuid.uuid4()) if request.param else None
 
 
 @pytest.fixture
@@ -37,12 +39,12 @@ def node(access: ControlPlane) -> Iterator[FaultNode]:
         yield made
 
 
-def start(node: FaultNode, per_pod: bool, **flags: str) -> PluginRun:
+def start(node: FaultNode, per_pod: str | None, **flags: str) -> PluginRun:
     """The plugin process with `flags` as its env (SHARED_CHIPS=...), published afresh."""
     node.delete_slices()
     env = {"CLAIM_FETCH_TIMEOUT": str(node.fetch_timeout_s), **flags}
-    if per_pod:
-        env |= {"SEAMLESS_UPGRADE": "on", "POD_UID": str(uuid.uuid4())}
+    if per_pod is not None:
+        env |= {"SEAMLESS_UPGRADE": "on", "POD_UID": per_pod}
     node.plugin = PluginRun.start(node, env)
     wait_for(node.slices, timeout=60, what="the pool published")
     return node.plugin
@@ -70,7 +72,7 @@ def prepare_each(node: FaultNode, claims: list[WireClaim]) -> dict[str, str]:
 
 
 def test_sharing_x_restart_with_chip_shares_changed_keeps_the_held_count(
-    node: FaultNode, per_pod: bool
+    node: FaultNode, per_pod: str | None
 ) -> None:
     """--chip-shares 4 -> 8 across a restart while npu-0's four shares are held: npu-0 is still
     published in four shares, and an eighth share (as allocated from an eight-share offer) is
@@ -88,7 +90,7 @@ def test_sharing_x_restart_with_chip_shares_changed_keeps_the_held_count(
 
 
 def test_a_hanging_sharing_mode_question_is_asked_once_and_no_call_waits_past_it(
-    node: FaultNode, per_pod: bool
+    node: FaultNode, per_pod: str | None
 ) -> None:
     """npu-smi's `info -t device-share` hangs: six pods sharing npu-0 and one taking npu-3 whole
     prepare at once. npu-smi is asked once about npu-0, each share gets the reason it gave, and
