@@ -1,15 +1,20 @@
 """Shared chips in the real plugin process (#44), with and without per-pod sockets (the chart's
 default, `--seamless-upgrade on` with `--pod-uid`, whose calls run one at a time on the node):
-sharing x restart with `--chip-shares` changed, and a hanging sharing-mode question.
+sharing x restart with `--chip-shares` changed, sharing x gate change (an upgrade that turns
+DRAConsumableCapacity on), and a hanging sharing-mode question.
 
 The plugin runs on the fault suite's fake 910B4 host against the real v1.34.3 API server (no
 DRAConsumableCapacity: shared chips are fixed shares), its claims allocated as the scheduler
-would (tests/faults/harness.py). The same findings in-process: test_shared_chips_together.py,
+would (tests/faults/harness.py). The upgrade moves the same host, its checkpoint and CDI specs
+kept, to the gated v1.34.3 plane (DRAConsumableCapacity on, as on by default from 1.36: KEP-5075)
+while its shares are held. The same findings in-process: test_shared_chips_together.py,
 test_device_share_query_hangs.py.
 """
 
 from __future__ import annotations
 
+import contextlib
+import json
 import uuid
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -17,8 +22,19 @@ from typing import Any
 
 import pytest
 import yaml
+from kubernetes import client
 
-from tests.faults.harness import FaultNode, PluginRun, create_claims, fault_node
+from tests.e2e.plugin_process import DRIVER, FakeNode
+from tests.e2e.seed_cluster import NAMESPACE, access_applied, pod_bound_kubeconfig
+from tests.faults.harness import (
+    FaultNode,
+    PluginRun,
+    create_claims,
+    fault_node,
+    through,
+    unique,
+)
+from tests.faults.toxic import ToxicProxy
 from tests.support.controlplane import ControlPlane, wait_for
 from tests.support.fake_npu_smi import FakeNpuSmi
 from tests.support.kubelet import WireClaim
@@ -39,6 +55,59 @@ def node(access: ControlPlane) -> Iterator[FaultNode]:
         yield made
 
 
+@pytest.fixture
+def upgraded(control_plane_gated: ControlPlane) -> Iterator[ControlPlane]:
+    """The API server after the upgrade: DRAConsumableCapacity on, the plugin's access applied."""
+    with access_applied(control_plane_gated):
+        yield control_plane_gated
+
+
+@contextlib.contextmanager
+def moved(host: FakeNode, plane: ControlPlane) -> Iterator[FaultNode]:
+    """`host` (its checkpoint and CDI specs kept) as a Node of `plane`, as fault_node makes one."""
+    core = client.CoreV1Api(plane.api_client)
+    with ToxicProxy(int(plane.server.rsplit(":", 1)[1])) as proxy:
+        plane.create_ready_node(host.name)
+        namespace = plane.create_namespace(unique("faults"))
+        kubeconfig = through(pod_bound_kubeconfig(plane, host), proxy)
+        node = FaultNode(plane, host, proxy, kubeconfig, namespace)
+        try:
+            yield node
+        finally:
+            if node.plugin is not None:
+                node.plugin.kill()
+            plane.delete_namespace(namespace)
+            with contextlib.suppress(client.ApiException):
+                core.delete_namespaced_pod(
+                    f"ascend-npu-dra-kubeletplugin-{host.name}", NAMESPACE, grace_period_seconds=0
+                )
+            with contextlib.suppress(client.ApiException):
+                core.delete_node(host.name)
+
+
+def share_claim(node: FaultNode, name: str, memory: str) -> WireClaim:
+    """A claim allocated a share of npu-0 (a shareID consuming `memory`), as the scheduler
+    allocates a multi-allocatable chip."""
+    resource: Any = client.ResourceV1Api(node.plane.api_client)
+    request = {"name": "npu", "exactly": {"deviceClassName": DRIVER}}
+    body = {
+        "apiVersion": "resource.k8s.io/v1",
+        "kind": "ResourceClaim",
+        "metadata": {"name": name, "namespace": node.namespace},
+        "spec": {"devices": {"requests": [request]}},
+    }
+    made = json.loads(
+        resource.create_namespaced_resource_claim(node.namespace, body, _preload_content=False).data
+    )
+    result = {"request": "npu", "driver": DRIVER, "pool": node.name, "device": "npu-0"}
+    result |= {"shareID": str(uuid.uuid4()), "consumedCapacity": {"memCapacity": memory}}
+    made["status"] = {"allocation": {"devices": {"results": [result]}}}
+    resource.replace_namespaced_resource_claim_status(
+        name, node.namespace, made, _preload_content=False
+    )
+    return WireClaim(node.namespace, name, made["metadata"]["uid"])
+
+
 def start(node: FaultNode, per_pod: str | None, **flags: str) -> PluginRun:
     """The plugin process with `flags` as its env (SHARED_CHIPS=...), published afresh."""
     node.delete_slices()
@@ -51,9 +120,11 @@ def start(node: FaultNode, per_pod: str | None, **flags: str) -> PluginRun:
 
 
 def npu_0(node: FaultNode) -> dict[str, Any]:
-    """npu-0's published devices, with the share count each says."""
+    """npu-0's published devices, with the share count each says (or, for npu-0 itself,
+    whether several claims may hold it)."""
     return {
         d["name"]: d.get("attributes", {}).get("shares", {}).get("int")
+        or d.get("allowMultipleAllocations")
         for s in node.slices()
         for d in s["spec"].get("devices", [])
         if d["name"].startswith("npu-0-") or d["name"] == "npu-0"
@@ -87,6 +158,25 @@ def test_sharing_x_restart_with_chip_shares_changed_keeps_the_held_count(
     error = prepare_each(node, [eighth])[eighth.name]
     assert "npu-0 is published in 4 shares" in error, error
     assert "4 share(s) of that count are held" in error, error
+
+
+def test_sharing_x_gate_change_upgrade_keeps_held_fixed_shares_and_refuses_the_other_form(
+    node: FaultNode, upgraded: ControlPlane, per_pod: str | None
+) -> None:
+    """npu-0's four fixed shares are held when the API server starts serving consumable capacity:
+    the plugin restarted there still publishes them (not npu-0 multi-allocatable beside them),
+    and a share of npu-0 in the new form taking its 32 GiB is refused, naming what is held."""
+    start(node, per_pod, SHARED_CHIPS="npu-0", CHIP_SHARES="4")
+    quarters = create_claims(node, [[f"npu-0-share-{i}"] for i in range(4)], prefix="quarter")
+    assert prepare_each(node, quarters) == {c.name: "" for c in quarters}
+    node.plugin.kill()  # type: ignore[union-attr]
+    with moved(node.host, upgraded) as after:
+        start(after, per_pod, SHARED_CHIPS="npu-0", CHIP_SHARES="4")
+        assert npu_0(after) == {f"npu-0-share-{i}": 4 for i in range(4)}
+        whole_memory = share_claim(after, "consumable", "32Gi")
+        error = prepare_each(after, [whole_memory])[whole_memory.name]
+        assert "chip npu-0 has given out 32768 MiB" in error, error
+        assert "4 share(s)" in error, error
 
 
 def test_a_hanging_sharing_mode_question_is_asked_once_and_no_call_waits_past_it(
