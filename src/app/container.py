@@ -84,7 +84,6 @@ class NodeContainer(containers.DeclarativeContainer):
     cluster: providers.Dependency[ClusterApi] = providers.Dependency()
     taint_support: providers.Dependency[DeviceTaintSupport] = providers.Dependency(default=cluster)
     event_recorder: providers.Dependency[EventRecorder] = providers.Dependency(default=cluster)
-    # Asked whether shared chips can be multi-allocatable devices (--shared-chips).
     consumable_support: providers.Dependency[object] = providers.Dependency(default=cluster)
     # Where the plugin's Node is looked up (kept not ready while it is missing); None: nowhere.
     node_directory: providers.Dependency[NodeDirectory | None] = providers.Dependency(
@@ -136,9 +135,6 @@ class NodeContainer(containers.DeclarativeContainer):
         memory=providers.Singleton(static_cdi_memory),
     )
 
-    publisher = providers.Singleton(
-        pool_publisher, settings, inventory, cluster, taint_support, consumable_support
-    )
     # Claims read as their pods are bound here (--claim-prefetch); None when off.
     claim_prefetch = providers.Resource(
         prefetching_claims, settings, cluster, node_name, driver, metrics.provider
@@ -162,6 +158,10 @@ class NodeContainer(containers.DeclarativeContainer):
         shared=providers.Singleton(instance_lock, settings, instance),
         marks=providers.Singleton(cancel_marks, settings, instance),
     )
+    publisher = providers.Singleton(
+        pool_publisher, settings, inventory, cluster, taint_support, consumable_support,
+        held=preparer,
+    )  # fmt: skip
     # Built only on the plugins' paths (the simulation never asks for them).
     event_sink = providers.Singleton(EventSink, event_recorder)
     event_worker = providers.Resource(running_sink, event_sink)

@@ -1,9 +1,11 @@
 """The record of prepared claims, kept on disk so unprepare works after the claim is deleted."""
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 
 import attrs
 
+from npu_dra.domain.cdi import recorded_share
+from npu_dra.domain.chip_shares import Share
 from npu_dra.domain.claims import ClaimRef
 from npu_dra.domain.device import NodeInventory
 from npu_dra.domain.ids import ClaimUID, DeviceName, PoolName, RequestName
@@ -41,6 +43,42 @@ class PreparedDevice:
         """Whether it is a share of a shared chip: a shareID, or a fixed share device."""
         return self.share_id is not None or share_of(self.device) is not None
 
+    @property
+    def share(self) -> Share:
+        """What a share was given, as its CDI device's name records it (domain/cdi.py)."""
+        return recorded_share(self.cdi_ids[0].partition("=")[2] if self.cdi_ids else "")
+
+
+@attrs.frozen
+class HeldShare:
+    """One share a prepared claim holds: the claim, the device it was allocated (the chip, with
+    a shareID, or a fixed share device) and what it was given."""
+
+    claim: ClaimUID
+    device: DeviceName
+    share: Share
+
+
+class Sharers(Mapping[DeviceName, frozenset[ClaimUID]]):
+    """Which claims hold shares of each shared chip, by the chip's name (admin access excluded):
+    the claims that keep another from holding the chip whole; and each share they hold
+    (`held`), which prepare sums against the chip (domain/share_budget.py)."""
+
+    def __init__(self, held: Mapping[DeviceName, tuple[HeldShare, ...]] | None = None) -> None:
+        self._held = dict(held or {})
+
+    def held(self, chip: DeviceName) -> tuple[HeldShare, ...]:
+        return self._held.get(chip, ())
+
+    def __getitem__(self, chip: DeviceName) -> frozenset[ClaimUID]:
+        return frozenset(s.claim for s in self._held[chip])
+
+    def __iter__(self) -> Iterator[DeviceName]:
+        return iter(self._held)
+
+    def __len__(self) -> int:
+        return len(self._held)
+
 
 @attrs.frozen
 class PreparedClaim:
@@ -71,15 +109,15 @@ class Checkpoint:
             if not device.admin_access and device.share_id is None
         }
 
-    def sharers(self) -> dict[DeviceName, frozenset[ClaimUID]]:
-        """Which claims hold shares of each shared chip, by the chip's name (admin access
-        excluded): the claims that keep another from holding the chip whole."""
-        found: dict[DeviceName, set[ClaimUID]] = {}
+    def sharers(self) -> Sharers:
+        """Which claims hold shares of each shared chip, and what each share was given."""
+        found: dict[DeviceName, list[HeldShare]] = {}
         for uid, claim in self.claims.items():
             for device in claim.devices:
                 if device.shares_chip and not device.admin_access:
-                    found.setdefault(device.chip, set()).add(uid)
-        return {chip: frozenset(uids) for chip, uids in found.items()}
+                    held = HeldShare(uid, device.device, device.share)
+                    found.setdefault(device.chip, []).append(held)
+        return Sharers({chip: tuple(shares) for chip, shares in found.items()})
 
     def vnpus(self) -> dict[int, tuple[ClaimUID, VnpuRecord]]:
         """Every recorded vNPU by id, with the claim it was made for."""

@@ -17,7 +17,7 @@ from npu_dra.domain.device_taints import DeviceTaint, TaintPolicy
 from npu_dra.domain.ids import DeviceName, DriverName, NodeName, PoolName
 from npu_dra.domain.profile import PCI_BUS_ID, profile_named
 from npu_dra.domain.published import CapacityRange, PublishedDevice, RequestPolicy
-from npu_dra.domain.sharing import SharingPolicy, shared_devices
+from npu_dra.domain.sharing import WHOLE, SharingPolicy, published_forms
 from npu_dra.domain.vnpu.layout import (
     PARENT_ATTRIBUTE,
     TEMPLATE_ATTRIBUTE,
@@ -86,9 +86,9 @@ def pool_devices(
         if not (device.health.usable or tainted):
             continue
         chip = published_device(device, tainted)
-        if sharing is not None and sharing.shares_chip(device.name):
+        if sharing is not None:
             memory = profile_named(device.profile).memory_capacity
-            published.extend(shared_devices(chip, sharing, memory=memory))
+            published.extend(published_forms(chip, sharing.form_of(device.name), memory=memory))
         else:
             published.append(chip)
     return tuple(published)
@@ -98,13 +98,16 @@ def chip_layouts(
     inventory: NodeInventory, sharing: SharingPolicy | None = None
 ) -> dict[DeviceName, ChipLayout]:
     """The vNPU layout of each usable chip the inventory says can be split and that is not
-    shared (sharing wins: a shared chip offers no vNPUs)."""
+    shared, nor held in a form other than whole (sharing wins: a shared chip offers no vNPUs)."""
     return {
         d.name: chip_layout(d.name, inventory.vnpu_offers[d.name])
         for d in inventory.devices
         if d.health.usable
         and d.name in inventory.vnpu_offers
-        and not (sharing is not None and sharing.shares_chip(d.name))
+        and not (
+            sharing is not None
+            and (sharing.shares_chip(d.name) or sharing.form_of(d.name).kind != WHOLE)
+        )
     }
 
 

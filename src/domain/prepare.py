@@ -23,6 +23,7 @@ from npu_dra.domain.prepare_shares import (
     result_use,
 )
 from npu_dra.domain.profile import DeviceProfile
+from npu_dra.domain.share_budget import check_given_out
 from npu_dra.domain.sharing import SharingPolicy
 
 
@@ -66,7 +67,10 @@ def plan_prepare(
     if claim.allocation is None:
         raise PrepareError(f"claim {claim.ref} is not allocated")
     results = configured_results(claim, node.driver)
-    chosen = [_checked_use(claim, r, node, holders, sharers or {}) for r in results]
+    sharers = Sharers() if sharers is None else sharers
+    chosen = [_checked_use(claim, r, node, holders, sharers) for r in results]
+    counted = [use for r, use in zip(results, chosen, strict=True) if not r.admin_access]
+    check_given_out(claim.ref, counted, sharers)
     spec = (
         chip_use_spec(chosen, driver=node.driver, profile=node.profile, host=node.inventory.host)
         if chosen
@@ -116,7 +120,10 @@ def _checked_use(
     if holder is not None:
         raise PrepareError(f"{where}: already prepared for claim {holder}")
     try:
-        return result_use(claim.ref.uid, result, device, sharing=node.sharing, profile=node.profile)
+        return result_use(
+            claim.ref.uid, result, device, sharing=node.sharing, profile=node.profile,
+            sharers=sharers,
+        )  # fmt: skip
     except PrepareError as error:
         raise PrepareError(f"{where}: {error}") from None
 

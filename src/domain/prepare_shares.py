@@ -11,7 +11,13 @@ Admin access conflicts with nothing, as before.
 from collections.abc import Iterable, Mapping
 
 from npu_dra.domain.cdi import cdi_device_name, recorded_share, share_cdi_device_name
-from npu_dra.domain.checkpoint import Checkpoint, PreparedClaim, PreparedDevice
+from npu_dra.domain.checkpoint import (
+    Checkpoint,
+    HeldShare,
+    PreparedClaim,
+    PreparedDevice,
+    Sharers,
+)
 from npu_dra.domain.chip_shares import ChipUse, Share, consumed_share, fixed_share
 from npu_dra.domain.claims import AllocationResult
 from npu_dra.domain.device import Device, NodeInventory
@@ -19,9 +25,10 @@ from npu_dra.domain.errors import PrepareError
 from npu_dra.domain.ids import ClaimUID, DeviceName, RequestName
 from npu_dra.domain.npu_config import is_share
 from npu_dra.domain.profile import DeviceProfile
+from npu_dra.domain.share_budget import held_share_count
 from npu_dra.domain.sharing import SharingPolicy, share_of
 
-Sharers = Mapping[DeviceName, frozenset[ClaimUID]]  # Checkpoint.sharers()
+__all__ = ["Sharers", "chip_of", "conflicting_holder", "recorded_uses", "result_use"]
 
 
 def chip_of(device: DeviceName) -> DeviceName:
@@ -56,16 +63,21 @@ def result_use(
     *,
     sharing: SharingPolicy | None,
     profile: DeviceProfile,
+    sharers: Sharers | None = None,
 ) -> ChipUse:
-    """How the container gets `chip` for `result`; PrepareError for a fixed share this node
-    does not publish (its chip not shared here, or in fewer shares): its part is unknown."""
+    """How the container gets `chip` for `result`; PrepareError for a share of a chip this
+    node does not share (--shared-chips), or a fixed share it does not publish (in fewer
+    shares than the chip's held shares were prepared under, else than --chip-shares)."""
     request = result.request_name
     if not is_share(result):
         return ChipUse(chip, cdi_device_name(uid, chip.name), request)
+    if sharing is None or not sharing.shares_chip(chip.name):
+        raise PrepareError(f"{chip.name} is not a shared chip on this node (--shared-chips)")
     if result.share_id is not None:
         share = consumed_share(result, memory=profile.memory_capacity)
     else:
-        share = fixed_share(chip, _shares(result.device, chip, sharing))
+        held = (sharers or Sharers()).held(chip.name)
+        share = fixed_share(chip, _shares(result.device, chip, sharing, held))
     name = share_cdi_device_name(uid, result.device, result.share_id, share)
     return ChipUse(chip, name, request, share)
 
@@ -99,15 +111,24 @@ def recorded_shared_chips(checkpoint: Checkpoint) -> frozenset[DeviceName]:
     )
 
 
-def _shares(device: DeviceName, chip: Device, sharing: SharingPolicy | None) -> int:
-    """The fixed share count `device` was published under, where this node publishes it."""
+def _shares(
+    device: DeviceName, chip: Device, sharing: SharingPolicy, held: tuple[HeldShare, ...]
+) -> int:
+    """The fixed share count `device`'s chip is published in: that of the fixed shares of it
+    held, else --chip-shares; PrepareError where `device` is not one of them."""
     share = share_of(device)
     assert share is not None  # is_share without a shareID: a fixed share device
-    if sharing is None or not sharing.shares_chip(chip.name):
-        raise PrepareError(f"{chip.name} is not a shared chip on this node (--shared-chips)")
-    if share[1] >= sharing.shares:
-        raise PrepareError(f"{chip.name} is published in {sharing.shares} shares on this node")
-    return sharing.shares
+    count = held_share_count(chip, held) or sharing.shares
+    if share[1] < count:
+        return count
+    holding = (
+        f": {len(held)} share(s) of that count are held by claim(s) "
+        f"{', '.join(sorted({h.claim for h in held}))} (--chip-shares {sharing.shares} applies "
+        "once they are released)"
+        if count != sharing.shares
+        else ""
+    )
+    raise PrepareError(f"{chip.name} is published in {count} shares on this node{holding}")
 
 
 def _recorded_name(uid: ClaimUID, prepared: PreparedDevice) -> str:

@@ -12,7 +12,7 @@ min <= default, min + step <= value, and default - min a multiple of step.
 """
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 
 import attrs
 
@@ -42,17 +42,41 @@ class SharingSyntaxError(DomainError):
     """`--shared-chips` or `--chip-shares` (or a SimulatedNode's fields) that do not parse."""
 
 
+WHOLE, FIXED, CONSUMABLE, WITHHELD = "whole", "fixed", "consumable", "withheld"
+
+
+@attrs.frozen
+class ChipForm:
+    """How one chip is published: whole, as `shares` fixed share devices, once with consumable
+    capacity, or not at all (withheld)."""
+
+    kind: str
+    shares: int = 0
+
+
 @attrs.frozen
 class SharingPolicy:
     """Which chips are shared (`chips` None: all), in how many fixed shares where consumable
-    capacity is not served, and whether it is (`consumable`)."""
+    capacity is not served, and whether it is (`consumable`); `held`: the form of each chip
+    whose prepared claims decide it instead, until they are released (domain/held_forms.py)."""
 
     chips: frozenset[DeviceName] | None = None
     shares: int = DEFAULT_SHARES
     consumable: bool = False
+    held: Mapping[DeviceName, ChipForm] = attrs.field(factory=dict, hash=False)
 
     def shares_chip(self, name: DeviceName) -> bool:
         return self.chips is None or name in self.chips
+
+    def configured_form(self, name: DeviceName) -> ChipForm:
+        """The form the flags and the API server give `name`, whatever is held of it."""
+        if not self.shares_chip(name):
+            return ChipForm(WHOLE)
+        return ChipForm(CONSUMABLE) if self.consumable else ChipForm(FIXED, self.shares)
+
+    def form_of(self, name: DeviceName) -> ChipForm:
+        """The form `name` is published in: what is held of it decides, else the flags."""
+        return self.held.get(name) or self.configured_form(name)
 
     def absent(self, names: Iterable[DeviceName]) -> frozenset[DeviceName]:
         """The chips it names that are not among `names` (a node's devices)."""
@@ -107,14 +131,17 @@ def parse_chip_shares(text: str) -> int:
 # -- publishing -----------------------------------------------------------------------------
 
 
-def shared_devices(
-    chip: PublishedDevice, policy: SharingPolicy, *, memory: str
+def published_forms(
+    chip: PublishedDevice, form: ChipForm, *, memory: str
 ) -> tuple[PublishedDevice, ...]:
-    """What a shared chip is published as: itself, multi-allocatable, where consumable capacity
-    is served; else its fixed shares. `memory` names the capacity holding its memory."""
-    if policy.consumable:
+    """What a chip is published as in `form`: itself (whole), itself multi-allocatable
+    (consumable), its fixed shares, or nothing (withheld). `memory` names the capacity holding
+    its memory."""
+    if form.kind == CONSUMABLE:
         return (multi_allocatable(chip, memory=memory),)
-    return fixed_shares(chip, policy.shares, memory=memory)
+    if form.kind == FIXED:
+        return fixed_shares(chip, form.shares, memory=memory)
+    return (chip,) if form.kind == WHOLE else ()
 
 
 def multi_allocatable(chip: PublishedDevice, *, memory: str) -> PublishedDevice:

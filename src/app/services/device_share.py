@@ -4,9 +4,12 @@ Without the mode a chip's device node serves one container at a time (adapters/h
 device_share.py), so a claim holding a share of a chip is prepared only once the chip is in it;
 where it cannot be (a chip whose family has no such mode, npu-smi failing), that claim gets the
 error and nothing of it is written. It runs outside the preparer's state lock (npu-smi takes a
-second or more), under one lock per chip, and asks the hardware once per chip per process: the
-port is idempotent (off -> on, on -> nothing), so a restart asks again and changes nothing.
-Claims already prepared are never asked for: the kubelet's repeated calls stay free of npu-smi.
+second or more), and asks the hardware once per chip per process: the port is idempotent
+(off -> on, on -> nothing), so a restart asks again and changes nothing. One question per chip
+flies at a time, and the prepares waiting on it share its answer, a failed one for a while after
+too (app/services/chip_flights.py): a hanging npu-smi costs the node one timeout, not one per
+pod. Claims already prepared are never asked for: the kubelet's repeated calls stay free of
+npu-smi.
 
 The mode is never turned off here. A reboot turns it off, so the restart repair (`restored`,
 through SharingRepair) turns it on again for every chip a prepared claim holds a share of, before
@@ -18,14 +21,15 @@ shares), which preparing a fixed share reads. Without hardware (tests, the simul
 mode is changed.
 """
 
+import functools
 import logging
 from collections.abc import Callable, Iterable, Mapping
 
 import attrs
 
+from npu_dra.app.services.chip_flights import ChipFlights
 from npu_dra.app.services.claim_fetch import Fetched
 from npu_dra.app.services.restart_repair import RepairReport, StartupRepair
-from npu_dra.app.services.vnpu import ChipLocks
 from npu_dra.domain.checkpoint import Checkpoint
 from npu_dra.domain.claims import ResourceClaim
 from npu_dra.domain.device import Device, NodeInventory
@@ -38,14 +42,23 @@ from npu_dra.domain.sharing import SharingPolicy
 
 log = logging.getLogger(__name__)
 
+# How long a prepare waits for its chips' answer (npu-smi's two commands, each within
+# --probe-timeout, 10 s by default), and how long a failed answer is given without asking again.
+WAIT_S, RETRY_AFTER_S = 20.0, 10.0
+
 
 class DeviceShareService:
     def __init__(
-        self, *, hardware: DeviceShareMode | None = None, policy: SharingPolicy | None = None
+        self,
+        *,
+        hardware: DeviceShareMode | None = None,
+        policy: SharingPolicy | None = None,
+        wait_s: float = WAIT_S,
+        retry_after_s: float = RETRY_AFTER_S,
     ) -> None:
         self.policy = policy
         self._hardware = hardware
-        self._chips = ChipLocks()
+        self._flights = ChipFlights(wait_s=wait_s, retry_after_s=retry_after_s)
         self._on: set[DeviceName] = set()  # chips this process has seen in sharing mode
 
     def ready(
@@ -56,12 +69,13 @@ class DeviceShareService:
     ) -> dict[ClaimUID, Fetched]:
         """`fetched` (new claims as read) with each claim holding shares of a chip that could
         not be put in sharing mode replaced by why: the preparer answers that claim with it.
-        `node` is asked only where a claim holds shares of a chip not yet seen in the mode."""
+        `node` is asked only where a claim holds shares of a chip not yet seen in the mode. A
+        chip the policy does not share is never put in it: the planner refuses its shares."""
         wanted = {
             uid: chips
             for uid, claim in fetched.items()
             if isinstance(claim, ResourceClaim)
-            and (chips := set(shared_chips(claim.results_for(driver))) - self._on)
+            and (chips := {c for c in shared_chips(claim.results_for(driver)) if self._shared(c)})
         }
         if not wanted or self._hardware is None:
             return dict(fetched)
@@ -74,6 +88,10 @@ class DeviceShareService:
             for uid, chips in wanted.items()
         }
         return {**fetched, **{u: _failed(fetched[u], why) for u, why in failed.items() if why}}
+
+    def _shared(self, chip: DeviceName) -> bool:
+        """Whether `chip` is still to be put in sharing mode for a new share of it."""
+        return chip not in self._on and self.policy is not None and self.policy.shares_chip(chip)
 
     def restored(
         self, report: RepairReport, checkpoint: Checkpoint, inventory: Callable[[], NodeInventory]
@@ -99,20 +117,12 @@ class DeviceShareService:
     ) -> dict[DeviceName, str]:
         """Each chip in sharing mode; why not (the port's error, naming the chip), by chip, for
         those that could not be. A chip not on the node is left to the planner, which names it."""
-        failures: dict[DeviceName, str] = {}
-        for name in sorted(chips):
-            chip = inventory.get(name)
-            if chip is None:
-                continue
-            with self._chips.holding([name]):
-                if name in self._on:
-                    continue
-                try:
-                    self._turn_on_one(chip)
-                except DomainError as error:
-                    log.warning("cannot put %s in sharing mode: %s", name, error)
-                    failures[name] = str(error)
-        return failures
+        questions = {
+            name: functools.partial(self._turn_on_one, chip)
+            for name in chips
+            if name not in self._on and (chip := inventory.get(name)) is not None
+        }
+        return self._flights.ask(questions) if questions else {}
 
     def _turn_on_one(self, chip: Device) -> None:
         assert self._hardware is not None  # ready and restored ask only with hardware

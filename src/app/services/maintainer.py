@@ -1,6 +1,7 @@
 """Keeps the published pool true: publishes it first thing, re-probes hardware every interval
-(health changes), and republishes at once when the API tells us our slices were changed or
-deleted by someone else.
+(health changes) and the shared chips' held forms (released claims give a chip its flags' form
+back: app/services/chip_sharing.py), and republishes at once when the API tells us our slices
+were changed or deleted by someone else.
 
 Publishing never blocks serving: the plugin serves both sockets from its checkpoint while this
 worker publishes in the background. A publish that fails (the API server is down) is tried
@@ -131,7 +132,7 @@ class PoolMaintainer:
             sync, probe = self._sync_asked.is_set(), self._probe_asked.is_set() or not woken
             self._sync_asked.clear()
             self._probe_asked.clear()
-            changed = probe and self._inventory_changed()
+            changed = probe and (self._inventory_changed() or self._publisher.sharing_changed())
             due = due or sync or changed or not self._node_found
 
     def _publish(self) -> float | None:

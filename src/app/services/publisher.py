@@ -5,9 +5,11 @@ import logging
 from npu_dra.app.services.chip_sharing import SharingMode
 from npu_dra.app.services.device_taints import TaintMode
 from npu_dra.app.services.inventory import InventoryCache
+from npu_dra.domain.errors import DomainError
 from npu_dra.domain.ids import DriverName
 from npu_dra.domain.pool import ResourceSlice, desired_slices
 from npu_dra.domain.ports import ClusterApi
+from npu_dra.domain.sharing import SharingPolicy
 
 log = logging.getLogger(__name__)
 
@@ -27,6 +29,7 @@ class PoolPublisher:
         self._driver = driver
         self._taints = taints  # None: unusable devices are left out (no taints)
         self._sharing = sharing  # None: no chip is shared
+        self._published_sharing: SharingPolicy | None = None
 
     def publish(self, *, refresh: bool = True) -> tuple[ResourceSlice, ...]:
         current = self._inventory.refresh() if refresh else self._inventory.current()
@@ -36,6 +39,17 @@ class PoolPublisher:
             current, driver=self._driver, generation=0, taints=taints, sharing=sharing
         )
         stored = self._cluster.publish_pool(node=current.node, driver=self._driver, slices=desired)
+        self._published_sharing = sharing
         devices = sum(len(s.devices) for s in stored)
         log.info("published pool %s: %d slice(s), %d device(s)", current.node, len(stored), devices)
         return stored
+
+    def sharing_changed(self) -> bool:
+        """Whether the shared chips' forms differ from those last published: claims holding a
+        chip in another form than the flags' were released (app/services/chip_sharing.py)."""
+        if self._sharing is None:
+            return False
+        try:
+            return self._sharing.policy(self._inventory.current()) != self._published_sharing
+        except DomainError:  # no inventory, or the API server did not answer: publish to see
+            return True

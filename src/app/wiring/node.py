@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 from npu_dra.adapters.hardware.device_share_choice import device_share_for
 from npu_dra.app.options import Settings
-from npu_dra.app.services.device_share import DeviceShareService
+from npu_dra.app.services.device_share import WAIT_S, DeviceShareService
 from npu_dra.app.services.device_taints import TaintMode
 from npu_dra.app.services.inventory import InventoryCache
 from npu_dra.app.services.metered import MeteredNodeClaims
@@ -27,7 +27,7 @@ from npu_dra.domain.sharing import SharingPolicy
 
 if TYPE_CHECKING:
     from npu_dra.adapters.metrics.prometheus import PrometheusMetrics
-    from npu_dra.app.services.chip_sharing import SharingMode
+    from npu_dra.app.services.chip_sharing import HeldClaims, SharingMode
     from npu_dra.domain.device_taints import TaintPolicy
     from npu_dra.domain.metrics import PluginMetrics
 
@@ -102,23 +102,30 @@ def pool_publisher(
     cluster: ClusterApi,
     taint_support: object,
     consumable_support: object,
+    *,
+    held: "HeldClaims | None" = None,
 ) -> PoolPublisher:
     """The node's publisher: unhealthy devices tainted or left out (`--device-taints`), chips
-    shared as `--shared-chips` says, each as the API server's answers allow."""
+    shared as `--shared-chips` says, each as the API server's answers (`consumable_support`:
+    whether it keeps multi-allocatable devices) and the claims `held` allow."""
     driver = DriverName(settings.driver_name)
     return PoolPublisher(
         inventory=inventory,
         cluster=cluster,
         driver=driver,
         taints=TaintMode(policy=taint_policy(settings), support=taint_support, driver=driver),
-        sharing=sharing_mode(settings, consumable_support),
+        sharing=sharing_mode(settings, consumable_support, held),
     )
 
 
-def sharing_mode(settings: Settings, support: object) -> "SharingMode | None":
-    """`--shared-chips`: None where no chip is shared, so the API server is never asked; the
+def sharing_mode(
+    settings: Settings, support: object, held: "HeldClaims | None" = None
+) -> "SharingMode | None":
+    """`--shared-chips`, each chip as `support` (asked whether the API server serves consumable
+    capacity: multi-allocatable devices) and the claims `held` allow: None where no chip is
+    shared and none can be held (no checkpoint), so the API server is never asked. The
     simulation's version says whether its API server serves consumable capacity."""
-    if settings.shared_chips == frozenset():
+    if settings.shared_chips == frozenset() and (held is None or settings.state != "files"):
         return None
     from npu_dra.app.services.chip_sharing import SharingMode
 
@@ -129,6 +136,7 @@ def sharing_mode(settings: Settings, support: object) -> "SharingMode | None":
         support=support,
         driver=DriverName(settings.driver_name),
         consumable=None if simulated is None else simulated.on("DRAConsumableCapacity"),
+        held=held,
     )
 
 
@@ -142,7 +150,11 @@ def device_shares(settings: Settings, hardware: HardwareProbe) -> DeviceShareSer
     mode = device_share_for(
         settings.hardware.kind, hardware, settings.npu_smi_path, timeout=settings.probe_timeout
     )
-    return DeviceShareService(hardware=mode, policy=policy)
+    # A prepare waits for npu-smi's two commands (each within --probe-timeout), at most WAIT_S
+    # (the kubelet's 45 s must also cover the claim's read); a failure stands one timeout long.
+    timeout = settings.probe_timeout
+    wait_s = min(2 * timeout + 1.0, WAIT_S)
+    return DeviceShareService(hardware=mode, policy=policy, wait_s=wait_s, retry_after_s=timeout)
 
 
 def prometheus_metrics() -> "PrometheusMetrics":

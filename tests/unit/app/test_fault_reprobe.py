@@ -54,6 +54,9 @@ class CountingPublisher:
         self.published.append(self.inventory.current())
         return ()
 
+    def sharing_changed(self) -> bool:  # no chip is shared here
+        return False
+
 
 class NoWatch:
     def watch_slices(self, **_: object) -> NoWatch:

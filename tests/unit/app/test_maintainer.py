@@ -33,6 +33,9 @@ class FlakyPublisher:
         self.published.set()
         return ()
 
+    def sharing_changed(self) -> bool:  # no chip is shared here
+        return False
+
 
 def maintainer(publisher: FlakyPublisher) -> PoolMaintainer:
     inventory = InventoryCache(FakeHardware({"chip": "910B4", "count": 2}, node=NodeName("n")))

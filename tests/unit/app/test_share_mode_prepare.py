@@ -70,7 +70,10 @@ class Node:
         preparer = ClaimPreparer(
             cluster=self.cluster, cdi=self.cdi, checkpoints=self.checkpoints,
             inventory=InventoryCache(self.hardware), driver=DRIVER, profile=ASCEND_NPU,
-            shares=DeviceShareService(hardware=share, policy=SharingPolicy(shares=4)),
+            # retry_after_s=0: a retry asks again at once (the wait: test_chip_flights.py)
+            shares=DeviceShareService(
+                hardware=share, policy=SharingPolicy(shares=4), retry_after_s=0.0
+            ),
         )  # fmt: skip
         self.preparer, self.share = preparer, share
         return preparer, share

@@ -258,6 +258,9 @@ class Publisher:
         self.published += 1
         return ()
 
+    def sharing_changed(self) -> bool:  # no chip is shared here
+        return False
+
 
 def test_the_pool_waits_for_a_failing_npu_smi_saying_so_once(
     caplog: pytest.LogCaptureFixture,
