@@ -16,21 +16,27 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable, Iterator
+from typing import Any
 
 import pytest
 
 from npu_dra.adapters.cluster.kube import list_watch
+from npu_dra.adapters.cluster.kube.cluster import KubeCluster
 from npu_dra.adapters.cluster.kube.daemonset_watch import daemonset_watch
 from npu_dra.adapters.cluster.kube.node_pods import node_pod_watch
 from npu_dra.adapters.cluster.kube.watch import slice_watch
-from npu_dra.domain.ids import DriverName, NodeName
+from npu_dra.app.services.claim_prefetch import ClaimPrefetch
+from npu_dra.domain.claims import ClaimRef
+from npu_dra.domain.ids import ClaimName, ClaimUID, DriverName, Namespace, NodeName
 from npu_dra.domain.ports import Stoppable
-from tests.faults.scripted_api import ScriptedApi
+from tests.faults.scripted_api import EMPTY, EXPIRED, REFUSED, ScriptedApi
 
 NODE, DRIVER = NodeName("n1"), DriverName("npu.huawei.com")
 DAEMONSETS = "/apis/apps/v1/namespaces/npu-dra/daemonsets"
 PODS = "/api/v1/pods"
 SLICES = "/apis/resource.k8s.io/v1/resourceslices"
+CLAIM = "/apis/resource.k8s.io/v1/namespaces/ns/resourceclaims/trainer-npu"
+POD_UID, CLAIM_UID = "5b1f0c1e-pod", "9d2e7a40-claim"
 WAIT_S = 10.0  # how long a test waits for what it expects before it fails
 
 
@@ -122,3 +128,65 @@ def test_a_watch_ended_at_once_again_and_again_is_logged_less_and_less(
     said = _ended_at_once(caplog)
     assert 1 <= len(said) <= 7, said  # the 1st, 2nd, 4th, ... 32nd time in a row
     assert "32 times in a row" in said[-1]
+
+
+# -- prefetch × watch errors ---------------------------------------------------------------------
+
+
+def _bound_pod_and_its_claim(api: ScriptedApi) -> ClaimRef:
+    api.lists[PODS] = [
+        {
+            "metadata": {"name": "trainer", "namespace": "ns", "uid": POD_UID},
+            "spec": {"nodeName": NODE},
+            "status": {
+                "phase": "Pending",
+                "resourceClaimStatuses": [{"name": "npu", "resourceClaimName": "trainer-npu"}],
+            },
+        }
+    ]
+    owner = {"apiVersion": "v1", "kind": "Pod", "name": "trainer", "uid": POD_UID}
+    api.objects[CLAIM] = _claim(owner)
+    return ClaimRef(Namespace("ns"), ClaimName("trainer-npu"), ClaimUID(CLAIM_UID))
+
+
+def _claim(owner: dict[str, Any]) -> dict[str, Any]:
+    result = {"request": "npu", "driver": DRIVER, "pool": NODE, "device": "npu-0"}
+    return {
+        "metadata": {
+            "name": "trainer-npu",
+            "namespace": "ns",
+            "uid": CLAIM_UID,
+            "ownerReferences": [{**owner, "controller": True}],
+        },
+        "spec": {
+            "devices": {"requests": [{"name": "npu", "exactly": {"deviceClassName": DRIVER}}]}
+        },
+        "status": {
+            "reservedFor": [{"resource": "pods", "name": "trainer", "uid": POD_UID}],
+            "allocation": {"devices": {"results": [result]}},
+        },
+    }
+
+
+@pytest.mark.parametrize(
+    "answer", [EMPTY, EXPIRED, REFUSED], ids=["ended-at-once", "expired-410", "refused-500"]
+)
+def test_prefetch_keeps_its_claims_across_watch_errors(
+    answer: bytes | int, api: ScriptedApi, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every reopen (after an error, a list again) finds the same pod bound and running: its
+    claim, read once, is kept, and the prepare still finds it."""
+    monkeypatch.setattr(list_watch, "FIRST_BACKOFF_S", 0.001)
+    monkeypatch.setattr(list_watch, "MAX_BACKOFF_S", 0.002)
+    ref = _bound_pod_and_its_claim(api)
+    api.watch_answer = lambda _: answer
+    prefetch = ClaimPrefetch(KubeCluster(api.api_client()), node=NODE, driver=DRIVER)
+    watch = prefetch.watch()
+    try:
+        _until(lambda: api.count(PODS, "watch") >= 5, lambda: "the pod watch stopped")
+    finally:
+        watch.stop()
+    assert api.count(CLAIM, "get") == 1, "the claim was read again on a reopen"
+    claim = prefetch.take(ref)
+    assert claim is not None
+    assert claim.ref == ref
