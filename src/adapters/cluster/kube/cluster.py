@@ -17,7 +17,7 @@ import functools
 import json
 import logging
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, TypeVar
 
 from kubernetes import client
 from kubernetes.client import ApiException
@@ -35,6 +35,7 @@ from npu_dra.domain.pool_sync import plan_sync
 from npu_dra.domain.ports import Stoppable
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
 MAX_REPAIRS = 5  # read-back rounds per sync before a racing writer is reported
 PROBE_BUDGET_S = 5.0  # asking whether the server keeps counters: a probe waits no longer
 
@@ -134,7 +135,7 @@ class KubeCluster:
         return claim
 
     def read_claim(self, *, namespace: Namespace, name: ClaimName) -> ResourceClaim:
-        obj = self._read(
+        obj: dict[str, Any] = self._read(
             f"ResourceClaim {namespace}/{name}",
             lambda timeout: self._resource.read_namespaced_resource_claim(
                 name, namespace, _preload_content=False, _request_timeout=timeout
@@ -154,7 +155,7 @@ class KubeCluster:
         return node_pod_watch(self._api, node=node, on_list=on_list, on_pod=on_pod)
 
     def get_device_class(self, *, name: DeviceClassName) -> DeviceClass:
-        obj = self._read(
+        obj: dict[str, Any] = self._read(
             f"DeviceClass {name}",
             lambda timeout: self._resource.read_device_class(
                 name, _preload_content=False, _request_timeout=timeout
@@ -281,10 +282,12 @@ class KubeCluster:
         items: list[dict[str, Any]] = json.loads(response.data)["items"]
         return sorted(items, key=lambda o: str(o["metadata"]["name"]))
 
-    def _read(self, what: str, call: Callable[[float], Any]) -> dict[str, Any]:
-        def fetch(deadline: Deadline) -> dict[str, Any]:
+    def _read(
+        self, what: str, call: Callable[[float], Any], parse: Callable[[bytes], T] = json.loads
+    ) -> T:
+        def fetch(deadline: Deadline) -> T:
             try:
-                obj: dict[str, Any] = json.loads(call(deadline.timeout()).data)
+                obj = parse(call(deadline.timeout()).data)
             except ApiException as error:
                 if error.status == 404:
                     raise NotFound(f"{what} not found") from error
