@@ -3,8 +3,8 @@ plugin's watches and claim reads make, the way a test says, and counting every r
 
 Lists answer their `items` with a resourceVersion; a watch gets what `watch_answer` says (an
 empty 200 by default: the server ends the watch at once, no error); a GET of an object in
-`objects` answers it, else 404. What the kube adapter sends is real (the kubernetes client over
-HTTP): only the server is a script.
+`objects` answers it (or the bytes given for it, as a server may send them), else 404. What the
+kube adapter sends is real (the kubernetes client over HTTP): only the server is a script.
 """
 
 from __future__ import annotations
@@ -36,7 +36,7 @@ REFUSED = 500  # a status instead of a body: the watch fails
 class ScriptedApi:
     def __init__(self) -> None:
         self.lists: dict[str, list[Mapping[str, Any]]] = {}  # path -> items
-        self.objects: dict[str, Mapping[str, Any]] = {}  # path -> object
+        self.objects: dict[str, Mapping[str, Any] | bytes] = {}  # path -> object, or its bytes
         self.watch_answer: Callable[[str], bytes | int] = lambda _: EMPTY
         self.version = 7
         self.seen: Counter[tuple[str, str]] = Counter()  # (path, list|watch|get) -> requests
@@ -69,7 +69,9 @@ class ScriptedApi:
             meta = {"resourceVersion": str(self.version)}
             return 200, json.dumps({"metadata": meta, "items": self.lists[path]}).encode()
         found = self.objects.get(path)
-        return (200, json.dumps(found).encode()) if found is not None else (404, b"{}")
+        if found is None:
+            return 404, b"{}"
+        return 200, found if isinstance(found, bytes) else json.dumps(found).encode()
 
     def _handler(self) -> type[http.server.BaseHTTPRequestHandler]:
         api = self

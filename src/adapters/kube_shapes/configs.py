@@ -1,15 +1,15 @@
 """`config[].opaque` entries of resource.k8s.io/v1 DeviceClasses (`spec.config`), claims
 (`spec.devices.config`) and allocations (`status.allocation.devices.config`, with `source`), to
 and from the domain. The parameters are kept as JSON text: only the driver they name decodes
-them (domain/npu_config.py for ours)."""
+them, and bounds them (domain/npu_config.py for ours): another driver's are no concern of ours."""
 
 import json
 from typing import Any
 
+from npu_dra.adapters.kube_shapes.raw_parameters import RawParameters
 from npu_dra.adapters.kube_shapes.reader import Fields
 from npu_dra.domain.claims import ConfigSource, OpaqueConfig
 from npu_dra.domain.ids import DriverName, RequestName
-from npu_dra.domain.npu_config import MAX_PARAMETERS_BYTES
 
 MAX_CONFIGS = 32  # DeviceConfigMaxSize
 
@@ -34,14 +34,22 @@ def _config(entry: Fields, source: ConfigSource | None) -> OpaqueConfig:
     opaque = entry.sub("opaque")
     if not entry.has("opaque"):
         raise entry.fail("opaque", "is required")
-    parameters = opaque.mapping("parameters")
     if not opaque.has("parameters"):
         raise opaque.fail("parameters", "is required")
-    text = json.dumps(parameters, sort_keys=True, separators=(",", ":"))
-    if len(text.encode()) > MAX_PARAMETERS_BYTES:
-        raise opaque.fail("parameters", f"must be at most {MAX_PARAMETERS_BYTES} bytes")
     requests = tuple(RequestName(r) for r in entry.get("requests", list, []))
-    return OpaqueConfig(source, DriverName(opaque.need("driver", str)), text, requests)
+    return OpaqueConfig(source, DriverName(opaque.need("driver", str)), _text(opaque), requests)
+
+
+def _text(opaque: Fields) -> str:
+    """The parameters as JSON text, neither judged nor bounded: only the driver they name does
+    either (ours: domain/npu_config.py). Cut out of the server's bytes (opaque_cut.py): as they
+    came; parsed with their document: written back as UTF-8 (no escape grows a character)."""
+    found = opaque.opt("parameters", object)
+    if isinstance(found, RawParameters):
+        return str(found)
+    if not isinstance(found, dict):
+        raise opaque.fail("parameters", f"expected dict, got {type(found).__name__}")
+    return json.dumps(found, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
 
 def configs_to_api(configs: tuple[OpaqueConfig, ...], *, sources: bool) -> list[dict[str, Any]]:

@@ -25,7 +25,8 @@ from kubernetes.client import ApiException
 from npu_dra.adapters.cluster.kube.raw import RawResourceApi, raw_call
 from npu_dra.adapters.cluster.kube.retry import Deadline, StaleRead, with_retries
 from npu_dra.adapters.cluster.kube.watch import slice_watch
-from npu_dra.adapters.kube_shapes.claims import claim_from_api, device_class_from_api
+from npu_dra.adapters.kube_shapes.claims import device_class_from_api
+from npu_dra.adapters.kube_shapes.opaque_cut import claim_from_json
 from npu_dra.adapters.kube_shapes.slices import node_owner, slice_from_api, slice_to_api
 from npu_dra.domain.claims import ClaimRef, DeviceClass, NodePod, ResourceClaim
 from npu_dra.domain.errors import ClusterUnavailable, NotFound
@@ -135,13 +136,13 @@ class KubeCluster:
         return claim
 
     def read_claim(self, *, namespace: Namespace, name: ClaimName) -> ResourceClaim:
-        obj: dict[str, Any] = self._read(
+        return self._read(
             f"ResourceClaim {namespace}/{name}",
             lambda timeout: self._resource.read_namespaced_resource_claim(
                 name, namespace, _preload_content=False, _request_timeout=timeout
             ),
+            claim_from_json,
         )
-        return claim_from_api(obj)
 
     def watch_node_pods(
         self,
