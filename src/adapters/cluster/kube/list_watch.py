@@ -25,6 +25,7 @@ from typing import Any
 
 from kubernetes import watch
 
+from npu_dra.adapters.cluster.kube.retry import describe
 from npu_dra.domain.backoff import Backoff
 
 log = logging.getLogger(__name__)
@@ -72,7 +73,7 @@ class ListWatch:
                 if self._stopped.is_set():
                     return
                 wait = backoff.next()
-                why = " ".join(str(error).split())  # an ApiException's text spans lines
+                why = describe(error)  # an ApiException's own text is its headers too
                 repeats.say("failed", f"failed: {why}; listing again in {wait:.1f} s")
                 version = None
                 self._stopped.wait(wait)
