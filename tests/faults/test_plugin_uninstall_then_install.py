@@ -10,67 +10,20 @@ pod, instead of refusing prepares and draining until the kubelet kills it (3600 
 
 from __future__ import annotations
 
-import contextlib
-import json
 import os
 import signal
-import uuid
-from collections.abc import Iterator
-
-import yaml
 
 from npu_dra.adapters.checkpoint.files import FileCheckpointStore
-from tests.e2e.seed_cluster import ACCOUNT, MANIFESTS, NAMESPACE, prefetch_granted
-from tests.faults.harness import FETCH_TIMEOUT_S, FaultNode, PluginRun, create_claims, fault_node
+from tests.e2e.seed_cluster import NAMESPACE, prefetch_granted
+from tests.faults.harness import FaultNode, PluginRun, create_claims, fault_node
+from tests.faults.plugin_defaults import (
+    DAEMONSET,
+    STOP_S,
+    apply_daemonset,
+    chart_defaults,
+    daemonset_watch_granted,
+)
 from tests.support.controlplane import ControlPlane, wait_for
-
-DAEMONSET = ACCOUNT  # the name deploy/manifests give it, and its Role grants watching
-STOP_S = 30.0  # how long the test waits for a step before it fails
-
-
-def chart_defaults() -> dict[str, str]:
-    return {
-        "SEAMLESS_UPGRADE": "on",
-        "POD_UID": str(uuid.uuid4()),
-        "DAEMONSET_NAME": DAEMONSET,
-        "POD_NAMESPACE": NAMESPACE,
-        "CLAIM_PREFETCH": "true",
-        "CLAIM_FETCH_TIMEOUT": str(FETCH_TIMEOUT_S),
-    }
-
-
-@contextlib.contextmanager
-def daemonset_watch_granted(plane: ControlPlane) -> Iterator[None]:
-    """deploy/manifests' Role and RoleBinding: the plugin may watch its own DaemonSet."""
-    documents = yaml.safe_load_all((MANIFESTS / "20-rbac.yaml").read_text())
-    roles = [doc for doc in documents if doc and doc["kind"] in ("Role", "RoleBinding")]
-    plane.kubectl("apply", "-f", "-", input=yaml.safe_dump_all(roles))
-    try:
-        yield
-    finally:
-        plane.kubectl("delete", "-n", NAMESPACE, "rolebinding,role", ACCOUNT, "--ignore-not-found",
-                      check=False)  # fmt: skip
-
-
-def apply_daemonset(plane: ControlPlane) -> None:
-    """The plugin's DaemonSet, selecting no node (the stand-in pod plays its pod)."""
-    labels = {"app": DAEMONSET}
-    body = {
-        "apiVersion": "apps/v1",
-        "kind": "DaemonSet",
-        "metadata": {"name": DAEMONSET, "namespace": NAMESPACE},
-        "spec": {
-            "selector": {"matchLabels": labels},
-            "template": {
-                "metadata": {"labels": labels},
-                "spec": {
-                    "nodeSelector": {"npu-dra.test/nowhere": "true"},
-                    "containers": [{"name": "kubeletplugin", "image": "npu-dra:0.1.0"}],
-                },
-            },
-        },
-    }
-    plane.kubectl("apply", "-f", "-", input=json.dumps(body))
 
 
 def logged(node: FaultNode, words: str) -> bool:
