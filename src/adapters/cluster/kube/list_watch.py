@@ -78,6 +78,8 @@ class ListWatch:
                 version = None
                 self._stopped.wait(wait)
                 continue
+            if self._stopped.is_set():  # stop() ended the stream: nothing to say
+                return
             if events or time.monotonic() - started >= SHORT_WATCH_S:
                 backoff.reset()
                 repeats.clear()
