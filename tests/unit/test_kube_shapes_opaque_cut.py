@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from npu_dra.adapters.kube_shapes.claims import claim_from_api
+from npu_dra.adapters.kube_shapes.errors import ShapeError
 from npu_dra.adapters.kube_shapes.opaque_cut import claim_from_json, cut_document
 from tests.support.kubelet import allocated_claim
 
@@ -64,3 +65,13 @@ def test_parameters_the_json_reader_cannot_read_come_out_as_text() -> None:
     other, ours = read.allocation.config[1], read.allocation.config[0]
     assert other.parameters == deep.decode()
     assert json.loads(ours.parameters)["x"] == "\ufffd"
+
+
+def test_parameters_read_from_the_server_are_not_bounded_here() -> None:
+    """The API server bounded them by its own measure; a parsed document (simulate's) is held
+    to that bound instead, and refused over it."""
+    claim = _with_configs({"x": "y" * 11_000})
+    read = claim_from_json(json.dumps(claim).encode())
+    assert json.loads(read.spec.config[0].parameters) == {"x": "y" * 11_000}
+    with pytest.raises(ShapeError, match="at most 10240 bytes"):
+        claim_from_api(claim)

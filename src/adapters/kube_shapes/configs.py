@@ -1,7 +1,7 @@
 """`config[].opaque` entries of resource.k8s.io/v1 DeviceClasses (`spec.config`), claims
 (`spec.devices.config`) and allocations (`status.allocation.devices.config`, with `source`), to
 and from the domain. The parameters are kept as JSON text: only the driver they name decodes
-them, and bounds them (domain/npu_config.py for ours): another driver's are no concern of ours."""
+them (domain/npu_config.py for ours)."""
 
 import json
 from typing import Any
@@ -10,6 +10,7 @@ from npu_dra.adapters.kube_shapes.raw_parameters import RawParameters
 from npu_dra.adapters.kube_shapes.reader import Fields
 from npu_dra.domain.claims import ConfigSource, OpaqueConfig
 from npu_dra.domain.ids import DriverName, RequestName
+from npu_dra.domain.npu_config import MAX_PARAMETERS_BYTES
 
 MAX_CONFIGS = 32  # DeviceConfigMaxSize
 
@@ -41,15 +42,19 @@ def _config(entry: Fields, source: ConfigSource | None) -> OpaqueConfig:
 
 
 def _text(opaque: Fields) -> str:
-    """The parameters as JSON text, neither judged nor bounded: only the driver they name does
-    either (ours: domain/npu_config.py). Cut out of the server's bytes (opaque_cut.py): as they
-    came; parsed with their document: written back as UTF-8 (no escape grows a character)."""
+    """The parameters as JSON text. Read from the API server (opaque_cut.py), they are text
+    already, judged by nobody here: only the driver they name decodes and bounds them (ours:
+    domain/npu_config.py). Given parsed (a scenario `simulate` reads, the in-memory API server),
+    they are held to the API server's own bound, as it would hold them (UTF-8, not escapes)."""
     found = opaque.opt("parameters", object)
     if isinstance(found, RawParameters):
         return str(found)
     if not isinstance(found, dict):
         raise opaque.fail("parameters", f"expected dict, got {type(found).__name__}")
-    return json.dumps(found, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    text = json.dumps(found, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    if len(text.encode()) > MAX_PARAMETERS_BYTES:
+        raise opaque.fail("parameters", f"must be at most {MAX_PARAMETERS_BYTES} bytes")
+    return text
 
 
 def configs_to_api(configs: tuple[OpaqueConfig, ...], *, sources: bool) -> list[dict[str, Any]]:
