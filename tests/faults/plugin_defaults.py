@@ -1,15 +1,15 @@
 """The plugin process as the chart runs it by default, for the fault tests that drive one: per-pod
-sockets (SEAMLESS_UPGRADE=on and POD_UID), the DaemonSet it watches (with deploy/manifests' Role
-to watch it, and a DaemonSet object selecting no node: the stand-in pod plays its pod) and the
-claim prefetch on (the rule the chart adds for it is `seed_cluster.prefetch_granted`). The
-liveness port stays off (-1, the harness's argv): a fixed host port would collide between tests.
+sockets (the harness's own default, PER_POD), and here the DaemonSet it watches (with
+deploy/manifests' Role to watch it, and a DaemonSet object selecting no node: the stand-in pod
+plays its pod) and the claim prefetch on (the rule the chart adds for it is
+`seed_cluster.prefetch_granted`). The liveness port stays off (-1, the harness's argv): a fixed
+host port would collide between tests.
 """
 
 from __future__ import annotations
 
 import contextlib
 import json
-import uuid
 from collections.abc import Iterator
 
 import yaml
@@ -24,8 +24,6 @@ STOP_S = 30.0  # how long the test waits for a step before it fails
 
 def chart_defaults() -> dict[str, str]:
     return {
-        "SEAMLESS_UPGRADE": "on",
-        "POD_UID": str(uuid.uuid4()),
         "DAEMONSET_NAME": DAEMONSET,
         "POD_NAMESPACE": NAMESPACE,
         "CLAIM_PREFETCH": "true",
