@@ -187,7 +187,7 @@ def test_prefetch_keeps_its_claims_across_watch_errors(
         _until(lambda: api.count(PODS, "watch") >= 5, lambda: "the pod watch stopped")
     finally:
         watch.stop()
-    assert api.count(CLAIM, "get") == 1, "the claim was read again on a reopen"
-    claim = prefetch.take(ref)
+    claim = prefetch.take(ref)  # waits for a read still under way
     assert claim is not None
     assert claim.ref == ref
+    assert api.count(CLAIM, "get") == 1, "the claim was read again on a reopen"
