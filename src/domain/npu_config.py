@@ -58,6 +58,8 @@ def decode(parameters: str) -> NpuConfig:
         raise ConfigError("", f"parameters larger than {MAX_PARAMETERS_BYTES} bytes")
     try:
         found = json.loads(parameters)
+    except RecursionError:
+        raise ConfigError("", "parameters nested deeper than an NpuConfig can be") from None
     except ValueError:
         found = None
     if not isinstance(found, dict):

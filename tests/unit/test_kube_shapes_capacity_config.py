@@ -121,6 +121,15 @@ def test_a_bad_config_entry_is_refused_naming_it(config: list[object], field: st
         claim_from_api(_claim(config))
 
 
+def test_parsed_parameters_are_bounded_as_the_api_server_bounds_them() -> None:
+    """In UTF-8 bytes, as sent: 1,800 characters of two bytes each are 3.6 KB (as \\u escapes
+    they were counted as 10.8 KB, over the 10 KiB the API server allows)."""
+    parameters = {"note": "é" * 1800}
+    claim = claim_from_api(_claim([{"opaque": {"driver": "d", "parameters": parameters}}]))
+    (entry,) = claim.spec.config
+    assert json.loads(entry.parameters) == parameters
+
+
 def test_a_device_class_config_is_from_the_class() -> None:
     cls = device_class_from_api({"metadata": {"name": "k"}, "spec": {"config": [{"opaque": OURS}]}})
     assert [c.source for c in cls.config] == [ConfigSource.CLASS]

@@ -6,6 +6,7 @@ them (domain/npu_config.py for ours)."""
 import json
 from typing import Any
 
+from npu_dra.adapters.kube_shapes.raw_parameters import RawParameters
 from npu_dra.adapters.kube_shapes.reader import Fields
 from npu_dra.domain.claims import ConfigSource, OpaqueConfig
 from npu_dra.domain.ids import DriverName, RequestName
@@ -34,14 +35,26 @@ def _config(entry: Fields, source: ConfigSource | None) -> OpaqueConfig:
     opaque = entry.sub("opaque")
     if not entry.has("opaque"):
         raise entry.fail("opaque", "is required")
-    parameters = opaque.mapping("parameters")
     if not opaque.has("parameters"):
         raise opaque.fail("parameters", "is required")
-    text = json.dumps(parameters, sort_keys=True, separators=(",", ":"))
+    requests = tuple(RequestName(r) for r in entry.get("requests", list, []))
+    return OpaqueConfig(source, DriverName(opaque.need("driver", str)), _text(opaque), requests)
+
+
+def _text(opaque: Fields) -> str:
+    """The parameters as JSON text. Read from the API server (opaque_cut.py), they are text
+    already, judged by nobody here: only the driver they name decodes and bounds them (ours:
+    domain/npu_config.py). Given parsed (a scenario `simulate` reads, the in-memory API server),
+    they are held to the API server's own bound, as it would hold them (UTF-8, not escapes)."""
+    found = opaque.opt("parameters", object)
+    if isinstance(found, RawParameters):
+        return str(found)
+    if not isinstance(found, dict):
+        raise opaque.fail("parameters", f"expected dict, got {type(found).__name__}")
+    text = json.dumps(found, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
     if len(text.encode()) > MAX_PARAMETERS_BYTES:
         raise opaque.fail("parameters", f"must be at most {MAX_PARAMETERS_BYTES} bytes")
-    requests = tuple(RequestName(r) for r in entry.get("requests", list, []))
-    return OpaqueConfig(source, DriverName(opaque.need("driver", str)), text, requests)
+    return text
 
 
 def configs_to_api(configs: tuple[OpaqueConfig, ...], *, sources: bool) -> list[dict[str, Any]]:

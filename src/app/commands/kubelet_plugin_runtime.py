@@ -121,7 +121,7 @@ class KubeletPlugin:
         # Nothing to publish any more (the uninstall took the plugin's RBAC); the kubelet wipes
         # the driver's slices 30 s after its last plugin is gone.
         cast("providers.Resource[object]", self._node.pool_maintenance).shutdown()
-        self._node.uninstall_drain().run(interrupted=stop)
+        self._node.uninstall_drain().run(interrupted=stop, fate=fate)
 
     def _freeze_once_published(self, stop: threading.Event) -> None:
         """Freeze the start-up heap (app/heap.py) once the pool is published, or after

@@ -19,7 +19,9 @@ the prepare must act on:
   reservedFor only once it is deleted or terminal (pkg/controller/resourceclaim).
 - So the entry is kept only while this watch has the pod bound and not done; it goes when the
   pod is deleted, being deleted or terminal, when the claim is unprepared, when the watch lists
-  again (anything may have been missed), and TTL_S after its read. The prepare uses it only for
+  again without the pod bound and not done (what a list may show was missed is the pod's end:
+  a pod, by its UID, never runs again once done, so one listed running was running all along,
+  and its claims are not read again), and TTL_S after its read. The prepare uses it only for
   the same namespace, name and UID; anything else is read from the API server as before.
 
 What remains: a pod may name another pod's generated claim by name (the API allows it; the
@@ -79,7 +81,6 @@ class ClaimPrefetch:
         self._live: set[str] = set()  # pods bound here and not done
         self._asked: set[tuple[str, ClaimName]] = set()  # (pod, claim) read or being read
         self._reading: dict[tuple[str, ClaimName], threading.Event] = {}  # set once read
-        self._listing = 0  # which list the watch is on: a read from an earlier one is dropped
         # runs a read on a worker, or answers False when all are busy
         self._submit_read = submit or ReadWorkers(max_threads=MAX_READS).try_submit
         self.hits = self.misses = 0
@@ -90,12 +91,14 @@ class ClaimPrefetch:
         )
 
     def listed(self, pods: Sequence[NodePod]) -> None:
-        """The watch (re)listed: nothing kept before is trusted."""
+        """The watch (re)listed: what it may have missed is a pod's end, so what is kept is only
+        what belongs to a pod listed bound and not done (a pod, by UID, never runs again once
+        done: it was live all along), and its claims are not read again."""
+        live = {pod.uid for pod in pods if not pod.done}
         with self._lock:
-            self._listing += 1
-            self._entries.clear()
-            self._live.clear()
-            self._asked.clear()
+            self._live &= live
+            self._drop(lambda entry: entry.pod not in live)
+            self._asked = {asked for asked in self._asked if asked[0] in live}
         for pod in pods:
             self.changed(pod)
 
@@ -111,12 +114,11 @@ class ClaimPrefetch:
             self._asked.update((pod.uid, name) for name in new)
             for name in new:
                 self._reading.setdefault((pod.namespace, name), threading.Event())
-            listing = self._listing
         for name in new:
-            self._submit(pod, name, listing)
+            self._submit(pod, name)
 
-    def _submit(self, pod: NodePod, name: ClaimName, listing: int) -> None:
-        if not self._submit_read(lambda: self._read(pod, name, listing)):
+    def _submit(self, pod: NodePod, name: ClaimName) -> None:
+        if not self._submit_read(lambda: self._read(pod, name)):
             with self._lock:
                 self._asked.discard((pod.uid, name))  # all readers busy: read at prepare
             self._read_ended(pod, name)
@@ -154,9 +156,9 @@ class ClaimPrefetch:
             for uid in uids:
                 self._entries.pop(uid, None)
 
-    def _read(self, pod: NodePod, name: ClaimName, listing: int) -> None:
+    def _read(self, pod: NodePod, name: ClaimName) -> None:
         try:
-            self._read_now(pod, name, listing)
+            self._read_now(pod, name)
         finally:
             self._read_ended(pod, name)
 
@@ -166,7 +168,7 @@ class ClaimPrefetch:
         if reading is not None:
             reading.set()
 
-    def _read_now(self, pod: NodePod, name: ClaimName, listing: int) -> None:
+    def _read_now(self, pod: NodePod, name: ClaimName) -> None:
         try:
             claim = self._source.read_claim(namespace=pod.namespace, name=name)
         except DomainError as error:
@@ -179,7 +181,7 @@ class ClaimPrefetch:
         if not self._usable(claim, pod):
             return
         with self._lock:
-            if listing != self._listing or pod.uid not in self._live:
+            if pod.uid not in self._live:  # done (or missed ending) while it was read
                 return
             self._entries.pop(claim.ref.uid, None)
             self._entries[claim.ref.uid] = _Entry(claim, pod.uid, self._clock())

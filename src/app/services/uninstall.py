@@ -7,7 +7,8 @@ Terminating (the kubelet's PodCouldHaveRunningContainers), with its CDI spec and
 entry left on the node. So on SIGTERM during an uninstall the plugin refuses new prepares, keeps
 serving unprepares until its checkpoint holds no claim, removes the CDI specs left, and only then
 stops (its sockets go with its server). Any other SIGTERM (an upgrade, a restart, a drain) stops
-at once, the state kept for the next instance.
+at once, the state kept for the next instance; so does a drain whose DaemonSet comes back (installed
+anew before the pods ended): the uninstall is cancelled and the gate opens again.
 
 The DaemonSet's fate comes from a watch opened at start (adapters/cluster/kube/daemonset_watch):
 by the time its pod gets SIGTERM, the uninstall has already deleted the plugin's ServiceAccount
@@ -79,6 +80,10 @@ class UninstallGate:
     def close(self) -> None:
         self._closed.set()
 
+    def open(self) -> None:
+        """The uninstall was cancelled: new claims are prepared again."""
+        self._closed.clear()
+
     def prepare(
         self, refs: Sequence[ClaimRef], caller_gone: CallerGone | None = None
     ) -> Mapping[ClaimUID, ClaimOutcome]:
@@ -108,12 +113,15 @@ class Drain:
         self._checkpoints, self._cdi, self._gate = checkpoints, cdi, gate
         self._poll_s = poll_s
 
-    def run(self, interrupted: threading.Event) -> bool:
+    def run(self, interrupted: threading.Event, fate: DaemonSetFate | None = None) -> bool:
         """Close the gate, wait until no claim is prepared, remove the CDI specs left; False
-        (everything kept) if `interrupted` is set first."""
+        (everything kept) if `interrupted` is set first, or if the DaemonSet comes back (the
+        uninstall cancelled: the gate opens again, and the plugin stops as on any SIGTERM)."""
         self._gate.close()
         said, backoff, next_log = "", Backoff(LOG_FIRST_S, LOG_MAX_S), 0.0
         while claims := self._checkpoints.load().claims:
+            if self._cancelled(fate):
+                return False
             waiting = _waiting_for([c.ref for c in claims.values()])
             if waiting != said or time.monotonic() >= next_log:
                 log.info("uninstalling: waiting for %s", waiting)
@@ -121,10 +129,23 @@ class Drain:
             if interrupted.wait(self._poll_s):
                 log.warning("stopped while uninstalling: %s still prepared, kept", len(claims))
                 return False
+        if self._cancelled(fate):
+            return False
         left = sorted(self._cdi.claim_uids())
         for uid in left:
             self._cdi.remove(uid=uid)
         log.info("uninstalled: no claim prepared, %d CDI spec(s) of the driver removed", len(left))
+        return True
+
+    def _cancelled(self, fate: DaemonSetFate | None) -> bool:
+        if fate is None or fate.uninstalling:
+            return False
+        self._gate.open()
+        log.warning(
+            "uninstall cancelled, the DaemonSet is back: new claims are prepared again, and the "
+            "plugin stops as on any other SIGTERM, %d claim(s) kept for the next instance",
+            len(self._checkpoints.load().claims),
+        )
         return True
 
 

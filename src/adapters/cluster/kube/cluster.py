@@ -17,7 +17,7 @@ import functools
 import json
 import logging
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, TypeVar
 
 from kubernetes import client
 from kubernetes.client import ApiException
@@ -25,7 +25,8 @@ from kubernetes.client import ApiException
 from npu_dra.adapters.cluster.kube.raw import RawResourceApi, raw_call
 from npu_dra.adapters.cluster.kube.retry import Deadline, StaleRead, with_retries
 from npu_dra.adapters.cluster.kube.watch import slice_watch
-from npu_dra.adapters.kube_shapes.claims import claim_from_api, device_class_from_api
+from npu_dra.adapters.kube_shapes.claims import device_class_from_api
+from npu_dra.adapters.kube_shapes.opaque_cut import claim_from_json
 from npu_dra.adapters.kube_shapes.slices import node_owner, slice_from_api, slice_to_api
 from npu_dra.domain.claims import ClaimRef, DeviceClass, NodePod, ResourceClaim
 from npu_dra.domain.errors import ClusterUnavailable, NotFound
@@ -35,6 +36,7 @@ from npu_dra.domain.pool_sync import plan_sync
 from npu_dra.domain.ports import Stoppable
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
 MAX_REPAIRS = 5  # read-back rounds per sync before a racing writer is reported
 PROBE_BUDGET_S = 5.0  # asking whether the server keeps counters: a probe waits no longer
 
@@ -134,13 +136,13 @@ class KubeCluster:
         return claim
 
     def read_claim(self, *, namespace: Namespace, name: ClaimName) -> ResourceClaim:
-        obj = self._read(
+        return self._read(
             f"ResourceClaim {namespace}/{name}",
             lambda timeout: self._resource.read_namespaced_resource_claim(
                 name, namespace, _preload_content=False, _request_timeout=timeout
             ),
+            claim_from_json,
         )
-        return claim_from_api(obj)
 
     def watch_node_pods(
         self,
@@ -154,7 +156,7 @@ class KubeCluster:
         return node_pod_watch(self._api, node=node, on_list=on_list, on_pod=on_pod)
 
     def get_device_class(self, *, name: DeviceClassName) -> DeviceClass:
-        obj = self._read(
+        obj: dict[str, Any] = self._read(
             f"DeviceClass {name}",
             lambda timeout: self._resource.read_device_class(
                 name, _preload_content=False, _request_timeout=timeout
@@ -281,10 +283,12 @@ class KubeCluster:
         items: list[dict[str, Any]] = json.loads(response.data)["items"]
         return sorted(items, key=lambda o: str(o["metadata"]["name"]))
 
-    def _read(self, what: str, call: Callable[[float], Any]) -> dict[str, Any]:
-        def fetch(deadline: Deadline) -> dict[str, Any]:
+    def _read(
+        self, what: str, call: Callable[[float], Any], parse: Callable[[bytes], T] = json.loads
+    ) -> T:
+        def fetch(deadline: Deadline) -> T:
             try:
-                obj: dict[str, Any] = json.loads(call(deadline.timeout()).data)
+                obj = parse(call(deadline.timeout()).data)
             except ApiException as error:
                 if error.status == 404:
                     raise NotFound(f"{what} not found") from error
