@@ -5,12 +5,14 @@ from __future__ import annotations
 import json
 import stat
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 
 import pytest
-from plugin_node import DRIVER, NODE, Node
+from plugin_node import DRIVER, NODE, Node, plugin_settings, start_node
 
 from npu_dra.adapters.cdi.codec import decode
 from npu_dra.adapters.checkpoint import FileCheckpointStore
+from npu_dra.domain.ids import DeviceName
 from tests.support.kubelet import get_info, registration_sockets
 
 
@@ -61,12 +63,20 @@ def test_the_kubelet_uses_v1_when_it_picks_the_first_offered_version(node: Node)
         assert dra.version == "v1"
 
 
-def test_subrequest_names_are_stripped_and_v1_carries_the_share_id(node: Node) -> None:
+def test_subrequest_names_are_stripped_and_v1_carries_the_share_id(scratch: Path) -> None:
+    """A share of npu-1, which --shared-chips names (a share of a chip it does not name is a
+    crafted allocation, refused: tests/faults/test_shared_chips_together.py)."""
+    node = start_node(plugin_settings(scratch, shared_chips=frozenset({DeviceName("npu-1")})))
     share = "0b7f1a52-3d4e-4f6a-8b9c-0d1e2f3a4b5c"
     ref = node.claim("shared", ["npu-1"], request="npu/big", share_id=share)
 
-    with node.kubelet.register("v1") as dra:
-        (device,) = dra.prepare([ref]).claims[ref.uid].devices
+    try:
+        with node.kubelet.register("v1") as dra:
+            answer = dra.prepare([ref]).claims[ref.uid]
+    finally:
+        node.plugin.stop()
+    assert answer.error == ""
+    (device,) = answer.devices
 
     assert list(device.request_names) == ["npu"]
     assert device.HasField("share_id")
