@@ -27,6 +27,8 @@ from kubernetes import client
 from tests.e2e.plugin_process import DRIVER, FakeNode
 from tests.e2e.seed_cluster import NAMESPACE, access_applied, pod_bound_kubeconfig
 from tests.faults.harness import (
+    ONE_INSTANCE,
+    PER_POD,
     FaultNode,
     PluginRun,
     create_claims,
@@ -112,8 +114,8 @@ def start(node: FaultNode, per_pod: str | None, **flags: str) -> PluginRun:
     """The plugin process with `flags` as its env (SHARED_CHIPS=...), published afresh."""
     node.delete_slices()
     env = {"CLAIM_FETCH_TIMEOUT": str(node.fetch_timeout_s), **flags}
-    if per_pod is not None:
-        env |= {"SEAMLESS_UPGRADE": "on", "POD_UID": per_pod}
+    node.sockets = ONE_INSTANCE if per_pod is None else PER_POD
+    node.pod_uid = per_pod or ""
     node.plugin = PluginRun.start(node, env)
     wait_for(node.slices, timeout=60, what="the pool published")
     return node.plugin
