@@ -77,6 +77,12 @@ class InFlight:
             self._marks.mark(uid=uid, at=time.monotonic())
         return len(waiting)
 
+    def cancelled_since(self, pending: PendingPrepare, uids: Iterable[ClaimUID]) -> set[ClaimUID]:
+        """Those of `uids` (claims `pending` committed) another instance unprepared since."""
+        if self._marks is None:
+            return set()
+        return {u for u in uids if self._marks.marked_since(uid=u, at=pending.opened)}
+
     def cancelled_elsewhere(self, pending: PendingPrepare, fresh: Iterable[ClaimUID]) -> None:
         """Mark cancelled those of `fresh` (claims `pending` is about to commit) that another
         instance unprepared after `pending` began."""

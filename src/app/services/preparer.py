@@ -119,7 +119,7 @@ class ClaimPreparer:
         except DomainError as error:
             outcomes = self._not_saved(refs, outcomes, written, error)
         else:
-            outcomes = self._make_vnpus(outcomes, written)
+            outcomes = self._make_vnpus(outcomes, written, pending)
         self._calls.prepared(refs, outcomes, time.monotonic() - began)
         return outcomes
 
@@ -133,8 +133,6 @@ class ClaimPreparer:
             before = checkpoint = self._checkpoint()
             errors: dict[ClaimUID, str | None] = {}
             for ref in refs:
-                if self._in_flight.cancel(ref.uid):
-                    log.info("unprepare %s: cancelled a prepare still waiting on the API", ref)
                 checkpoint, errors[ref.uid] = self._steps.unprepare(ref, checkpoint, released)
             if self._vnpus is not None:
                 self._vnpus.forget(released)
@@ -217,24 +215,37 @@ class ClaimPreparer:
         return {**outcomes, **{r.uid: ClaimOutcome(error=f"claim {r}: {error}") for r in ok}}
 
     def _release_vnpus(self, refs: Sequence[ClaimRef]) -> dict[ClaimUID, str | None]:
-        """Destroy the recorded claims' vNPUs before their records go, outside the state lock
+        """First cancel the prepares still waiting for these claims (here, and through the
+        marks in another instance: before any vNPU of theirs is destroyed, see `_make_vnpus`);
+        then destroy the recorded claims' vNPUs before their records go, outside the state lock
         (per-chip locks: app/services/vnpu), busy until `forget`: the claims, each's error."""
-        if self._vnpus is None:
-            return {}
         with self._lock:
+            for ref in refs:
+                if self._in_flight.cancel(ref.uid):
+                    log.info("unprepare %s: cancelled a prepare still waiting on the API", ref)
+            if self._vnpus is None:
+                return {}
             held = self._checkpoint().claims
             taken = self._vnpus.take(c for r in refs if (c := held.get(r.uid)) and c.ref == r)
         failed = self._vnpus.release_taken(taken, self._inventory.known_or_error)
         return {c.ref.uid: failed.get(c.ref.uid) for c in taken}
 
     def _make_vnpus(
-        self, outcomes: dict[ClaimUID, ClaimOutcome], written: set[ClaimUID]
+        self,
+        outcomes: dict[ClaimUID, ClaimOutcome],
+        written: set[ClaimUID],
+        pending: PendingPrepare,
     ) -> dict[ClaimUID, ClaimOutcome]:
-        """Create the saved claims' vNPUs outside the state lock; a failure undoes spec, record."""
+        """Create the saved claims' vNPUs outside the state lock; a failure undoes spec, record.
+        A claim the other instance unprepared meanwhile (its record and spec gone there) has
+        what was made for it destroyed again, so that no vNPU outlives its claim."""
         if self._vnpus is None or not written:
             return outcomes
         failed = self._vnpus.create(written, self._inventory.known_or_error())
         self._specs.discard(failed)  # the claims are still busy: no other call touches them
+        with self._lock:
+            undone = self._in_flight.cancelled_since(pending, written - set(failed))
+        failed |= self._vnpus.undo(undone, self._inventory.known_or_error)
         with self._lock:
             self._vnpus.forget(written)
             checkpoint = self._checkpoint()

@@ -134,6 +134,17 @@ class VnpuService:
                 errors[claim.ref.uid] = error
         return errors
 
+    def undo(
+        self, uids: Collection[ClaimUID], inventory: Callable[[], NodeInventory]
+    ) -> dict[ClaimUID, str]:
+        """Destroy the vNPUs just made for these busy claims (unprepared meanwhile through
+        another instance); each claim's answer, an error either way."""
+        with self._guard:
+            made = [c for uid, c in self._busy.items() if uid in uids]
+        errors = self.release_taken(made, inventory)
+        why = "unprepared through the other plugin instance while its vNPUs were made"
+        return {c.ref.uid: errors.get(c.ref.uid) or f"claim {c.ref}: {why}" for c in made}
+
     def forget(self, uids: Iterable[ClaimUID]) -> None:
         """The claims are no longer busy: created, or their record was never saved or removed."""
         with self._guard:
