@@ -74,7 +74,11 @@ class Reconciled:
 
 
 class ChipLocks:
-    """One lock per chip, taken in sorted name order (the order that keeps them deadlock-free)."""
+    """One lock per chip, taken in sorted name order (the order that keeps them deadlock-free).
+    A holder makes npu-smi calls, each bounded by --probe-timeout; a wait past WAIT_S ends with
+    a PrepareError naming the chip, and one past WARN_S is logged."""
+
+    WAIT_S, WARN_S = 60.0, 5.0
 
     def __init__(self) -> None:
         self._guard = threading.Lock()
@@ -83,11 +87,19 @@ class ChipLocks:
     @contextlib.contextmanager
     def holding(self, chips: Iterable[DeviceName]) -> Iterator[None]:
         with self._guard:
-            locks = [self._locks.setdefault(c, threading.Lock()) for c in sorted(set(chips))]
+            locks = {c: self._locks.setdefault(c, threading.Lock()) for c in sorted(set(chips))}
         with contextlib.ExitStack() as stack:
-            for lock in locks:
-                stack.enter_context(lock)
+            for chip, lock in locks.items():
+                self._acquire(chip, lock)
+                stack.callback(lock.release)
             yield
+
+    def _acquire(self, chip: DeviceName, lock: threading.Lock) -> None:
+        if lock.acquire(timeout=self.WARN_S):
+            return
+        log.warning("waiting for %s: another call has held it for %.0fs", chip, self.WARN_S)
+        if not lock.acquire(timeout=self.WAIT_S - self.WARN_S):
+            raise PrepareError(f"{chip}: another call has held it for {self.WAIT_S:.0f}s; retry")
 
 
 class VnpuService:
