@@ -23,6 +23,7 @@ from npu_dra.domain.sharing import share_of
 API_VERSION = "npu.huawei.com/v1alpha1"
 KIND = "NpuConfig"
 # OpaqueParametersMaxLength (k8s.io/api resource/v1 types.go): the API server's own limit.
+MAX_DEPTH = 32  # an NpuConfig is 2 levels deep; room for fields to come
 MAX_PARAMETERS_BYTES = 10 * 1024
 _SHOWN = 64  # characters of a user's key or value repeated in a message
 _TOP_FIELDS = "NpuConfig has apiVersion, kind and sharing"
@@ -56,6 +57,8 @@ def decode(parameters: str) -> NpuConfig:
     """The NpuConfig in `parameters` (JSON text); ConfigError naming the first bad field."""
     if len(parameters.encode()) > MAX_PARAMETERS_BYTES:
         raise ConfigError("", f"parameters larger than {MAX_PARAMETERS_BYTES} bytes")
+    if _depth(parameters) > MAX_DEPTH:  # counted, not left to the recursion limit of the day
+        raise ConfigError("", "parameters nested deeper than an NpuConfig can be")
     try:
         found = json.loads(parameters)
     except RecursionError:
@@ -188,3 +191,20 @@ def check_claim_configs(claim: ResourceClaim, driver: DriverName) -> None:
             where = f"claim {claim.ref}, request {result.request!r}, device {result.device!r}"
             at = f"{where}: {entry_label(chosen, configs[chosen])}"
             check_strategy(decoded[chosen], result, at=at)
+
+
+def _depth(text: str) -> int:
+    """The deepest nesting of JSON objects and arrays in `text` (strings skipped)."""
+    depth = deepest = 0
+    in_string = escaped = False
+    for char in text:
+        if in_string:
+            escaped, in_string = (False, True) if escaped else (char == "\\", char != '"')
+        elif char == '"':
+            in_string = True
+        elif char in "[{":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif char in "]}":
+            depth -= 1
+    return deepest

@@ -2,6 +2,7 @@
 policy's words), resolved per result by precedence, and held against what was allocated."""
 
 import json
+import sys
 from typing import Any
 
 import pytest
@@ -255,3 +256,25 @@ def test_every_config_failure_is_counted_and_evented_as_bad_config(claim: Resour
     with pytest.raises(ConfigError) as caught:
         check_claim_configs(claim, DRIVER)
     assert error_reason(str(caught.value)) == "bad_config"
+
+
+@pytest.mark.parametrize("recursion_limit", [1_000, 100_000])
+def test_deep_parameters_are_refused_whatever_the_recursion_limit(recursion_limit: int) -> None:
+    """The depth is counted: a process whose recursion limit another part raised (simulate
+    does, for deep snapshots) refuses the same parameters with the same reason."""
+    deep = '{"apiVersion":"npu.huawei.com/v1alpha1","kind":"NpuConfig","sharing":'
+    deep += "[" * 1_200 + "]" * 1_200 + "}"
+    before = sys.getrecursionlimit()
+    sys.setrecursionlimit(recursion_limit)
+    try:
+        with pytest.raises(ConfigError, match="nested deeper than an NpuConfig can be"):
+            decode(deep)
+    finally:
+        sys.setrecursionlimit(before)
+
+
+def test_brackets_inside_strings_are_not_nesting() -> None:
+    brackets = '"' + "[{" * 40 + '\\"' + "[" * 40 + '"'
+    text = '{"apiVersion":"npu.huawei.com/v1alpha1","kind":"NpuConfig","x":' + brackets + "}"
+    with pytest.raises(ConfigError, match="x"):  # refused for the unknown field, not the depth
+        decode(text)
