@@ -180,6 +180,9 @@ def upgrade_under_load(release: Release) -> None:
             release.rolled_out()
     finally:
         loading.join(timeout=900)
+    # `rollout status` returns once the new pod is available; the DaemonSet controller deletes
+    # the old one just then, and it may still be listed (terminating) when the load ended first.
+    wait_for(lambda: len(release.plugin_pods()) == 1, timeout=120, what="the old plugin pod gone")
     [new] = release.plugin_pods()
     assert new["metadata"]["uid"] != old["metadata"]["uid"]
     assert new["spec"]["containers"][0]["image"].endswith(f":{NEXT_TAG}")
