@@ -6,7 +6,7 @@ import threading
 
 import pytest
 
-from npu_dra.app.services.vnpu import ChipLocks
+from npu_dra.app.services.chip_locks import ChipLocks
 from npu_dra.domain.errors import PrepareError
 from npu_dra.domain.ids import DeviceName
 
