@@ -12,15 +12,9 @@ import attrs
 
 from npu_dra.adapters.kube_shapes.claims import claim_from_api, device_class_from_api
 from npu_dra.adapters.kube_shapes.slices import slice_from_api
+from npu_dra.adapters.simulation_files.scenario import PodClaim, Refusal, Scenario, SimPod
 from npu_dra.app.simulation.api_objects import ApiObjects
-from npu_dra.app.simulation.bound_pods import BoundPods
-from npu_dra.app.simulation.explain import NodeReason
-from npu_dra.app.simulation.explain import explain as why_pending
-from npu_dra.app.simulation.extended import class_mapping, special_claim
-from npu_dra.app.simulation.index import ClusterIndex
 from npu_dra.app.simulation.node_plugins import NodePlugin
-from npu_dra.app.simulation.scenario import PodClaim, Refusal, Scenario, SimPod
-from npu_dra.app.simulation.schedule import Decision, schedule_pod
 from npu_dra.domain.cdi import CdiSpec
 from npu_dra.domain.claims import AllocationResult, ResourceClaim
 from npu_dra.domain.device import NodeInventory
@@ -28,8 +22,14 @@ from npu_dra.domain.ids import ClaimUID, NodeName
 from npu_dra.domain.pool import ResourceSlice
 from npu_dra.domain.prepare import ClaimOutcome
 from npu_dra.domain.scheduling.allocator import DEFAULT_STEP_BUDGET
+from npu_dra.domain.scheduling.bound_pods import BoundPods
+from npu_dra.domain.scheduling.explain import NodeReason
+from npu_dra.domain.scheduling.explain import explain as why_pending
+from npu_dra.domain.scheduling.extended import class_mapping, special_claim
+from npu_dra.domain.scheduling.index import ClusterIndex
 from npu_dra.domain.scheduling.matcher import Matcher
 from npu_dra.domain.scheduling.ports import SelectorEvaluator
+from npu_dra.domain.scheduling.schedule import Decision, schedule_pod
 from npu_dra.domain.scheduling.versions import SchedulerVersion, scheduler_version
 
 

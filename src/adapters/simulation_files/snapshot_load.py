@@ -20,15 +20,20 @@ from typing import Any
 import attrs
 
 from npu_dra.adapters.kube_shapes.reader import Fields, describe
-from npu_dra.app.simulation.scenario import PodClaim, Scenario, ScenarioError, SimPod
-from npu_dra.app.simulation.scenario_claims import check_claim_objects
-from npu_dra.app.simulation.scenario_load import MAX_NODES, MAX_PODS, documents_of, read_text
-from npu_dra.app.simulation.scenario_placement import node_labels, node_taints
-from npu_dra.app.simulation.scenario_pod_terms import namespace_labels, pod_terms
-from npu_dra.app.simulation.scenario_pods import sim_pod
-from npu_dra.app.simulation.scenario_resources import pod_resources, reported_allocatable
-from npu_dra.app.simulation.strict import check_known_fields
-from npu_dra.app.simulation.what_if import CORDONED
+from npu_dra.adapters.simulation_files.scenario import PodClaim, Scenario, ScenarioError, SimPod
+from npu_dra.adapters.simulation_files.scenario_claims import check_claim_objects
+from npu_dra.adapters.simulation_files.scenario_load import (
+    MAX_NODES,
+    MAX_PODS,
+    documents_of,
+    read_text,
+)
+from npu_dra.adapters.simulation_files.scenario_placement import node_labels, node_taints
+from npu_dra.adapters.simulation_files.scenario_pod_terms import namespace_labels, pod_terms
+from npu_dra.adapters.simulation_files.scenario_pods import sim_pod
+from npu_dra.adapters.simulation_files.scenario_resources import pod_resources, reported_allocatable
+from npu_dra.adapters.simulation_files.strict import check_known_fields
+from npu_dra.adapters.simulation_files.what_if import CORDONED
 from npu_dra.domain.errors import DomainError
 from npu_dra.domain.scheduling.placement import SchedNode
 from npu_dra.domain.scheduling.pod_terms import PodTerms

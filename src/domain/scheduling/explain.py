@@ -20,17 +20,17 @@ from fractions import Fraction
 
 import attrs
 
-from npu_dra.app.simulation.explain_capacity import has_room, no_room
-from npu_dra.app.simulation.explain_topology import topology_reason
-from npu_dra.app.simulation.index import ClusterIndex, NodeState
-from npu_dra.app.simulation.pod_topology import TopologyCheck, topology_check
 from npu_dra.domain.claims import AllocationMode, CapacityAmounts, DeviceClass, ResourceClaim
 from npu_dra.domain.ids import DeviceClassName
 from npu_dra.domain.quantity import Quantity
 from npu_dra.domain.scheduling.constraints import lookup_attribute
 from npu_dra.domain.scheduling.counters import CounterBook, counter_book
+from npu_dra.domain.scheduling.explain_capacity import has_room, no_room
+from npu_dra.domain.scheduling.explain_topology import topology_reason
+from npu_dra.domain.scheduling.index import ClusterIndex, NodeState
 from npu_dra.domain.scheduling.matcher import Matcher
 from npu_dra.domain.scheduling.placement import Placement, filter_reason, untolerated_taint
+from npu_dra.domain.scheduling.pod_topology import TopologyCheck, topology_check
 from npu_dra.domain.scheduling.pools import Candidate
 from npu_dra.domain.scheduling.request_data import claim_label
 from npu_dra.domain.scheduling.resources import TOO_MANY_PODS, insufficient

@@ -18,10 +18,6 @@ from functools import partial
 
 import attrs
 
-from npu_dra.app.simulation.choose import Choice, Fit, choose, names_nodes
-from npu_dra.app.simulation.index import HOSTNAME, ClassKey, ClusterIndex, NodeState
-from npu_dra.app.simulation.placed import Attempt, other_choices, placed
-from npu_dra.app.simulation.pod_topology import TopologyCheck, topology_check
 from npu_dra.domain.claims import Allocation, DeviceClass, ResourceClaim
 from npu_dra.domain.ids import DeviceClassName, NodeName
 from npu_dra.domain.scheduling.allocator import (
@@ -31,8 +27,12 @@ from npu_dra.domain.scheduling.allocator import (
     SearchBudgetExceeded,
     allocate_claims,
 )
+from npu_dra.domain.scheduling.choose import Choice, Fit, choose, names_nodes
+from npu_dra.domain.scheduling.index import HOSTNAME, ClassKey, ClusterIndex, NodeState
 from npu_dra.domain.scheduling.matcher import Matcher
+from npu_dra.domain.scheduling.placed import Attempt, other_choices, placed
 from npu_dra.domain.scheduling.placement import Placement, filter_reason
+from npu_dra.domain.scheduling.pod_topology import TopologyCheck, topology_check
 from npu_dra.domain.scheduling.resources import insufficient
 from npu_dra.domain.scheduling.rules import AllocatorRules
 from npu_dra.domain.scheduling.scoring import V134_SCORING, ScoringRules

@@ -16,18 +16,18 @@ from typing import Any
 import yaml
 
 from npu_dra.adapters.kube_shapes.reader import Fields, describe
-from npu_dra.app.simulation.nesting import check_aliases, json_loads
-from npu_dra.app.simulation.scenario import Refusal, Scenario, ScenarioError
-from npu_dra.app.simulation.scenario_admit import Admission
-from npu_dra.app.simulation.scenario_claims import (
+from npu_dra.adapters.simulation_files.nesting import check_aliases, json_loads
+from npu_dra.adapters.simulation_files.scenario import Refusal, Scenario, ScenarioError
+from npu_dra.adapters.simulation_files.scenario_admit import Admission
+from npu_dra.adapters.simulation_files.scenario_claims import (
     admin_namespaces_of,
     check_claim,
     check_class,
     check_template,
 )
-from npu_dra.app.simulation.scenario_nodes import simulated_node
-from npu_dra.app.simulation.scenario_pod_terms import namespace_labels
-from npu_dra.app.simulation.scenario_pods import sim_pod
+from npu_dra.adapters.simulation_files.scenario_nodes import simulated_node
+from npu_dra.adapters.simulation_files.scenario_pod_terms import namespace_labels
+from npu_dra.adapters.simulation_files.scenario_pods import sim_pod
 
 DEFAULT_DRIVER = "npu.huawei.com"  # what the built-in scenario is written for
 # kubernetes.io/docs/setup/best-practices/cluster-large: "No more than 5,000 nodes", "No more
@@ -55,7 +55,11 @@ def load_scenario(
     entries must be NpuConfigs). An `overlay` on a cluster's snapshot needs no SimulatedNode of
     its own."""
     if path is None:
-        text = resources.files("npu_dra.app.simulation").joinpath("default.yaml").read_text()
+        text = (
+            resources.files("npu_dra.adapters.simulation_files")
+            .joinpath("default.yaml")
+            .read_text()
+        )
         text = text.replace(f'"{DEFAULT_DRIVER}"', f'"{driver}"')
         text = text.replace(f": {DEFAULT_DRIVER}\n", f": {driver}\n")
         return parse_scenario(text, source="built-in default scenario", driver=driver)

@@ -9,14 +9,14 @@ from typing import TYPE_CHECKING, Any
 import attrs
 
 from npu_dra.adapters.kube_shapes.errors import ShapeError
-from npu_dra.app.simulation.extended import ExtendedRequest
 from npu_dra.domain.errors import DomainError
 from npu_dra.domain.ids import NodeName
+from npu_dra.domain.scheduling.extended import ExtendedRequest
 from npu_dra.domain.scheduling.placement import Placement, SchedNode
 from npu_dra.domain.scheduling.pod_terms import PodTerms
 
 if TYPE_CHECKING:
-    from npu_dra.app.simulation.scenario_nodes import NodeSharing
+    from npu_dra.adapters.simulation_files.scenario_nodes import NodeSharing
 
 
 class ScenarioError(Exception):
