@@ -15,17 +15,17 @@ later pods have not taken anything yet.
 """
 
 from collections import Counter
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from fractions import Fraction
 
 import attrs
 
-from npu_dra.domain.claims import AllocationMode, CapacityAmounts, DeviceClass, ResourceClaim
+from npu_dra.domain.claims import DeviceClass, ResourceClaim
 from npu_dra.domain.ids import DeviceClassName
 from npu_dra.domain.quantity import Quantity
 from npu_dra.domain.scheduling.constraints import lookup_attribute
-from npu_dra.domain.scheduling.counters import CounterBook, counter_book
-from npu_dra.domain.scheduling.explain_capacity import has_room, no_room
+from npu_dra.domain.scheduling.counters import counter_book
+from npu_dra.domain.scheduling.counting import Need, count, needs
 from npu_dra.domain.scheduling.explain_topology import topology_reason
 from npu_dra.domain.scheduling.index import ClusterIndex, NodeState
 from npu_dra.domain.scheduling.matcher import Matcher
@@ -45,25 +45,6 @@ NO_COMBINATION = (
 class NodeReason:
     reason: str
     nodes: tuple[str, ...]
-
-
-@attrs.frozen
-class Need:
-    """One request (or a firstAvailable request's first alternative) on one node."""
-
-    claim: str  # ns/name
-    request: str
-    more: str  # " (first of N alternatives)" for a firstAvailable request
-    device_class: DeviceClassName
-    selectors: tuple[str, ...]
-    all_mode: bool
-    count: int
-    admin: bool
-    capacity: CapacityAmounts = ()
-
-    @property
-    def label(self) -> str:
-        return f"claim {self.claim}, request {self.request}{self.more}"
 
 
 def explain(
@@ -145,111 +126,18 @@ def _devices_reason(
 ) -> str:
     wanted: list[tuple[Need, list[Candidate]]] = []
     book = counter_book(state.pools, index.allocated)
-    for need in _needs(claims):
+    for need in needs(claims):
         device_class = classes.get(need.device_class)
         if device_class is None:
             return f"{need.label}: DeviceClass {need.device_class} does not exist"
-        matching, error = _matching(state.devices, need, device_class, matcher)
-        if error is not None:
-            return f"{need.label}: {error}"
-        if need.all_mode:  # an `All` request asks only the devices with room (request_data.py)
-            matching = [c for c in matching if has_room(c, need.capacity, index)]
-        free = [c for c in matching if need.admin or c.key not in index.allocated]
-        roomy = [c for c in free if has_room(c, need.capacity, index)]
-        room = "" if roomy == free else f", {len(roomy)} with the capacity asked left"
-        if free and not roomy:
-            room += f" ({no_room(free[0], need.capacity, index)})"
-        usable = [c for c in roomy if _counted_in(book, c)]
-        short = _shortfall(need, matching, free, usable, (len(roomy), room))
-        if short is not None:
-            return short
-        wanted.append((need, free))
+        counted = count(need, device_class, state, index, matcher=matcher, book=book)
+        if counted.reason is not None:
+            return counted.reason
+        wanted.append((need, counted.free))
     together = _together(wanted)
     if together is not None:
         return together
     return _constraint_reason(claims, wanted) or NO_COMBINATION
-
-
-def _needs(claims: Sequence[ResourceClaim]) -> Iterator[Need]:
-    for claim in claims:
-        if claim.allocation is not None:
-            continue
-        for r in claim.spec.requests:
-            first = r.first_available[0] if r.first_available else r
-            more = f" (first of {len(r.first_available)} alternatives)" if r.first_available else ""
-            yield Need(
-                claim_label(claim),
-                r.name,
-                more,
-                first.device_class_name,
-                first.selectors,
-                first.allocation_mode is AllocationMode.ALL,
-                first.count,
-                r.admin_access,
-                first.capacity,
-            )
-
-
-def _matching(
-    devices: Sequence[Candidate], need: Need, device_class: DeviceClass, matcher: Matcher
-) -> tuple[list[Candidate], str | None]:
-    """The node's devices both selector lists accept, or the first CEL error, named."""
-    matching = []
-    lists = (
-        (f"class {device_class.name}", device_class.selectors),
-        ("the request", need.selectors),
-    )
-    for candidate in devices:
-        accepted = True
-        for owner, expression in ((o, e) for o, selectors in lists for e in selectors):
-            outcome = matcher.outcome(expression, candidate)
-            if isinstance(outcome, str):
-                return [], (
-                    f"selector {expression!r} of {owner} fails on device "
-                    f"{'/'.join(candidate.key)}: {outcome}"
-                )
-            if not outcome:  # as the scheduler: the first selector that refuses ends the checks
-                accepted = False
-                break
-        if accepted:
-            matching.append(candidate)
-    return matching, None
-
-
-def _counted_in(book: CounterBook, candidate: Candidate) -> bool:
-    """Whether the device's slice still has the shared counters it consumes (vNPUs of a chip
-    whose whole device, or other vNPUs, hold them have none)."""
-    if not candidate.device.consumes_counters:
-        return True
-    if not book.take(candidate):
-        return False
-    book.give_back(candidate)
-    return True
-
-
-def _shortfall(
-    need: Need,
-    matching: list[Candidate],
-    free: list[Candidate],
-    usable: list[Candidate],
-    room: tuple[int, str],  # how many free devices have the capacity asked left, and the words
-) -> str | None:
-    chosen = f"class {need.device_class}" + (
-        " and the request's selectors" if need.selectors else ""
-    )
-    if not matching:
-        return f"{need.label}: no device on the node matches {chosen}"
-    needed = len(matching) if need.all_mode else need.count
-    if len(usable) >= needed:
-        return None
-    mode = " (allocationMode All: every matching device)" if need.all_mode else ""
-    counted = (
-        f" ({len(usable)} with their slice's shared counters left)" if len(usable) < room[0] else ""
-    )
-    return (
-        f"{need.label}: {len(matching)} device(s) match {chosen}, {len(free)} of them free"
-        f"{room[1]}{counted}, {needed} needed{mode}"
-    )
 
 
 def _together(wanted: list[tuple[Need, list[Candidate]]]) -> str | None:
