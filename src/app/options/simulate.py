@@ -66,8 +66,9 @@ SIMULATE = (
     Option(
         "search_budget",
         ("--search-budget",),
-        "allocation search steps per pod and node before a pod is reported Undecided "
-        "(kube-scheduler bounds the search by time instead: 10 s per node)",
+        "allocation search steps per pod and node before a pod is reported Undecided, unless "
+        "counting the node's devices rules it out (kube-scheduler bounds the search by time "
+        "instead: 10 s per node)",
         str(SEARCH_BUDGET),
         positive_int,
         metavar="STEPS",

@@ -23,7 +23,7 @@ from npu_dra.domain.pool import ResourceSlice
 from npu_dra.domain.prepare import ClaimOutcome
 from npu_dra.domain.scheduling.allocator import DEFAULT_STEP_BUDGET
 from npu_dra.domain.scheduling.bound_pods import BoundPods
-from npu_dra.domain.scheduling.explain import NodeReason
+from npu_dra.domain.scheduling.explain import NodeReason, Outcome
 from npu_dra.domain.scheduling.explain import explain as why_pending
 from npu_dra.domain.scheduling.extended import class_mapping, special_claim
 from npu_dra.domain.scheduling.index import ClusterIndex
@@ -48,6 +48,8 @@ class PodResult:
     # a node's pools and slices in random order)
     other_choices: tuple[Mapping[str, tuple[str, ...]], ...] = ()
     explanation: tuple[NodeReason, ...] = ()  # --explain: why it is pending, per node
+    undecided: tuple[str, ...] = ()  # the nodes whose search ran out of its step budget
+    kept_out: bool = False  # never before the nodes: a claim missing, an extended resource unmapped
 
 
 @attrs.frozen
@@ -86,10 +88,8 @@ def simulate(
     run_pod = _pod_runner(scenario, version, budget)
     for pod in scenario.pods:
         result = run_pod(pod, cluster, index, classes, matcher)
-        if explain and result.status == "Pending" and result.claims:
-            why = why_pending(
-                pod.placement, result.claims, index=index, classes=classes, matcher=matcher
-            )
+        if explain and result.status in ("Pending", "Undecided"):
+            why = _why(result, index, classes, matcher, budget)
             result = attrs.evolve(result, explanation=why)
         if result.node is not None and prepare and result.node in by_node:
             result = _prepared(result, by_node[result.node])
@@ -99,6 +99,21 @@ def simulate(
     found = tuple(p.inventory.current() for p in plugins if p.inventory is not None)
     held, specs = _held_before(scenario), _cdi_specs(plugins)
     return SimulationResult(slices, tuple(results), specs, found, held, scenario.refused, version)
+
+
+def _why(
+    result: PodResult,
+    index: ClusterIndex,
+    classes: Mapping[Any, Any],
+    matcher: Matcher,
+    budget: int,
+) -> tuple[NodeReason, ...]:
+    """--explain for a pod left pending or undecided."""
+    outcome = Outcome(result.reason, frozenset(result.undecided), budget, result.kept_out)
+    placement, claims = result.pod.placement, result.claims
+    return why_pending(
+        placement, claims, index=index, classes=classes, matcher=matcher, outcome=outcome
+    )
 
 
 def _pod_runner(
@@ -196,7 +211,7 @@ def _run_pod(
     if unmapped:  # NodeResourcesFit: no node offers it, no DeviceClass maps it
         total = len(index.nodes)
         reason = f"0/{total} nodes are available: {total} Insufficient {', '.join(unmapped)}."
-        return PodResult(pod, None, (), reason, status="Pending")
+        return PodResult(pod, None, (), reason, status="Pending", kept_out=True)
     try:
         claims = [_claim_for(pod, entry, cluster) for entry in pod.claims]
         if pod.extended:
@@ -204,11 +219,16 @@ def _run_pod(
             claims.append(claim_from_api(cluster.create(special)))
     except LookupError as missing:
         reason = f"{missing.args[0]}: kept out of the scheduling queue (PreEnqueue)"
-        return PodResult(pod, None, (), reason, status="Pending")
+        return PodResult(pod, None, (), reason, status="Pending", kept_out=True)
     decision = schedule(pod.placement, claims, index=index, classes=classes, matcher=matcher)
     if decision.node is None:
         return PodResult(
-            pod, None, tuple(claims), decision.reason, status=decision.status, fitting=0
+            pod,
+            None,
+            tuple(claims),
+            decision.reason,
+            status=decision.status,
+            undecided=decision.undecided,
         )
     return _bind(pod, claims, decision, cluster, index)
 

@@ -4,13 +4,13 @@ shared counters left, against how many it needs. Where fewer are left than neede
 find them, and the words say so with the numbers (`simulate --explain`).
 """
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 
 import attrs
 
 from npu_dra.domain.claims import AllocationMode, CapacityAmounts, DeviceClass, ResourceClaim
 from npu_dra.domain.ids import DeviceClassName
-from npu_dra.domain.scheduling.counters import CounterBook
+from npu_dra.domain.scheduling.counters import CounterBook, counter_book
 from npu_dra.domain.scheduling.explain_capacity import has_room, no_room
 from npu_dra.domain.scheduling.index import ClusterIndex, NodeState
 from npu_dra.domain.scheduling.matcher import Matcher
@@ -43,8 +43,32 @@ class Count:
     fails it (a CEL error, or too few devices left)."""
 
     free: list[Candidate]
-    reason: str | None = None
+    reason: str | None = None  # the node fails the request: a selector's error, or the count
     error: bool = False  # the reason is a selector's error, not a count
+    words: str = ""  # the count, whether or not it fails the request
+    # counting alone proves the node cannot hold the request (an `All` request that matches
+    # nothing is the search's to decide)
+    rules_out: bool = False
+
+
+def ruled_out(
+    state: NodeState,
+    claims: Sequence[ResourceClaim],
+    index: ClusterIndex,
+    classes: Mapping[DeviceClassName, DeviceClass],
+    matcher: Matcher,
+) -> bool:
+    """Whether some request of the claims has fewer devices left on the node than it needs, so
+    that no search can allocate them there (a firstAvailable request's other alternatives may
+    fit: it is left to the search)."""
+    book = counter_book(state.pools, index.allocated)
+    for need in needs(claims):
+        device_class = classes.get(need.device_class)
+        if need.more or device_class is None:
+            continue
+        if count(need, device_class, state, index, matcher=matcher, book=book).rules_out:
+            return True
+    return False
 
 
 def needs(claims: Sequence[ResourceClaim]) -> Iterator[Need]:
@@ -88,7 +112,9 @@ def count(
     if free and not roomy:
         room += f" ({no_room(free[0], need.capacity, index)})"
     usable = [c for c in roomy if _counted_in(book, c)]
-    return Count(free, _shortfall(need, matching, free, usable, (len(roomy), room)))
+    words, short = _words(need, matching, free, usable, (len(roomy), room))
+    conclusive = short and (bool(matching) or not need.all_mode)
+    return Count(free, words if short else None, words=words, rules_out=conclusive)
 
 
 def _matching(
@@ -128,26 +154,26 @@ def _counted_in(book: CounterBook, candidate: Candidate) -> bool:
     return True
 
 
-def _shortfall(
+def _words(
     need: Need,
     matching: list[Candidate],
     free: list[Candidate],
     usable: list[Candidate],
     room: tuple[int, str],  # how many free devices have the capacity asked left, and the words
-) -> str | None:
+) -> tuple[str, bool]:
+    """The count in words, and whether too few devices are left."""
     chosen = f"class {need.device_class}" + (
         " and the request's selectors" if need.selectors else ""
     )
     if not matching:
-        return f"{need.label}: no device on the node matches {chosen}"
+        return f"{need.label}: no device on the node matches {chosen}", True
     needed = len(matching) if need.all_mode else need.count
-    if len(usable) >= needed:
-        return None
     mode = " (allocationMode All: every matching device)" if need.all_mode else ""
     counted = (
         f" ({len(usable)} with their slice's shared counters left)" if len(usable) < room[0] else ""
     )
-    return (
+    words = (
         f"{need.label}: {len(matching)} device(s) match {chosen}, {len(free)} of them free"
         f"{room[1]}{counted}, {needed} needed{mode}"
     )
+    return words, len(usable) < needed

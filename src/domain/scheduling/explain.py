@@ -47,6 +47,18 @@ class NodeReason:
     nodes: tuple[str, ...]
 
 
+@attrs.frozen
+class Outcome:
+    """What the scheduler made of the pod: the nodes whose search ran out of its step budget
+    (`budget`), and its reason, which stands where no node refuses the pod by itself, and for
+    every node where the pod never reached them (`kept_out`: a claim missing, PreEnqueue)."""
+
+    reason: str | None = None
+    undecided: frozenset[str] = frozenset()
+    budget: int = 0
+    kept_out: bool = False
+
+
 def explain(
     placement: Placement,
     claims: Sequence[ResourceClaim],
@@ -54,18 +66,27 @@ def explain(
     index: ClusterIndex,
     classes: Mapping[DeviceClassName, DeviceClass],
     matcher: Matcher,
+    outcome: Outcome = Outcome(),
 ) -> tuple[NodeReason, ...]:
     """Every node's first reason, nodes with the same reason together, most nodes first."""
+    if outcome.kept_out:
+        return (NodeReason(outcome.reason or "", tuple(sorted(index.nodes))),)
     by_reason: dict[str, list[str]] = {}
     devices_reason: dict[object, str] = {}  # per node class: identical pools, identical answer
     check = topology_check(index, placement)
+    pending = [c for c in claims if c.allocation is None]
     for key in index.classes:
         for state in index.members(key):
             reason = _node_reason(state, placement, claims, check)
-            if reason is None:
-                if key not in devices_reason:
-                    devices_reason[key] = _devices_reason(state, claims, index, classes, matcher)
-                reason = devices_reason[key]
+            gave_up = state.node.name in outcome.undecided
+            if reason is None and not pending:
+                reason = outcome.reason or NO_COMBINATION
+            elif reason is None:
+                if (key, gave_up) not in devices_reason:
+                    devices_reason[key, gave_up] = _devices_reason(
+                        state, claims, index, classes, matcher, gave_up=outcome if gave_up else None
+                    )
+                reason = devices_reason[key, gave_up]
             by_reason.setdefault(reason, []).append(state.node.name)
     found = (NodeReason(r, tuple(sorted(n))) for r, n in by_reason.items())
     return tuple(sorted(found, key=lambda r: (-len(r.nodes), r.reason)))
@@ -123,8 +144,11 @@ def _devices_reason(
     index: ClusterIndex,
     classes: Mapping[DeviceClassName, DeviceClass],
     matcher: Matcher,
+    *,
+    gave_up: Outcome | None,  # the search ran out of its budget on this node
 ) -> str:
     wanted: list[tuple[Need, list[Candidate]]] = []
+    words = []
     book = counter_book(state.pools, index.allocated)
     for need in needs(claims):
         device_class = classes.get(need.device_class)
@@ -134,6 +158,13 @@ def _devices_reason(
         if counted.reason is not None:
             return counted.reason
         wanted.append((need, counted.free))
+        words.append(counted.words)
+    if gave_up is not None:
+        return (
+            f"the allocation search ran out of simulate's step budget (--search-budget "
+            f"{gave_up.budget}) before it decided; counting leaves the node possible: "
+            + "; ".join(words)
+        )
     together = _together(wanted)
     if together is not None:
         return together
