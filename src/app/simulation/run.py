@@ -86,10 +86,11 @@ def simulate(
     matcher = Matcher(evaluator)
     by_node, results = {p.name: p for p in plugins}, []
     run_pod = _pod_runner(scenario, version, budget)
+    asked = Outcome(budget=budget, device_taints=version.allocator.device_taints)
     for pod in scenario.pods:
         result = run_pod(pod, cluster, index, classes, matcher)
         if explain and result.status in ("Pending", "Undecided"):
-            why = _why(result, index, classes, matcher, budget)
+            why = _why(result, index, classes, matcher, asked)
             result = attrs.evolve(result, explanation=why)
         if result.node is not None and prepare and result.node in by_node:
             result = _prepared(result, by_node[result.node])
@@ -106,10 +107,11 @@ def _why(
     index: ClusterIndex,
     classes: Mapping[Any, Any],
     matcher: Matcher,
-    budget: int,
+    asked: Outcome,  # the step budget and the rules the pods were decided with
 ) -> tuple[NodeReason, ...]:
     """--explain for a pod left pending or undecided."""
-    outcome = Outcome(result.reason, frozenset(result.undecided), budget, result.kept_out)
+    undecided, reason = frozenset(result.undecided), result.reason
+    outcome = attrs.evolve(asked, reason=reason, undecided=undecided, kept_out=result.kept_out)
     placement, claims = result.pod.placement, result.claims
     return why_pending(
         placement, claims, index=index, classes=classes, matcher=matcher, outcome=outcome

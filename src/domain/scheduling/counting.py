@@ -4,11 +4,13 @@ shared counters left, against how many it needs. Where fewer are left than neede
 find them, and the words say so with the numbers (`simulate --explain`).
 """
 
+from collections import Counter
 from collections.abc import Iterator, Mapping, Sequence
 
 import attrs
 
 from npu_dra.domain.claims import AllocationMode, CapacityAmounts, DeviceClass, ResourceClaim
+from npu_dra.domain.device_tolerations import DeviceToleration, all_tolerated
 from npu_dra.domain.ids import DeviceClassName
 from npu_dra.domain.scheduling.counters import CounterBook, counter_book
 from npu_dra.domain.scheduling.explain_capacity import has_room, no_room
@@ -31,6 +33,7 @@ class Need:
     count: int
     admin: bool
     capacity: CapacityAmounts = ()
+    tolerations: tuple[DeviceToleration, ...] = ()
 
     @property
     def label(self) -> str:
@@ -57,6 +60,8 @@ def ruled_out(
     index: ClusterIndex,
     classes: Mapping[DeviceClassName, DeviceClass],
     matcher: Matcher,
+    *,
+    taints: bool = False,
 ) -> bool:
     """Whether some request of the claims has fewer devices left on the node than it needs, so
     that no search can allocate them there (a firstAvailable request's other alternatives may
@@ -66,7 +71,8 @@ def ruled_out(
         device_class = classes.get(need.device_class)
         if need.more or device_class is None:
             continue
-        if count(need, device_class, state, index, matcher=matcher, book=book).rules_out:
+        counted = count(need, device_class, state, index, matcher=matcher, book=book, taints=taints)
+        if counted.rules_out:
             return True
     return False
 
@@ -88,6 +94,7 @@ def needs(claims: Sequence[ResourceClaim]) -> Iterator[Need]:
                 first.count,
                 r.admin_access,
                 first.capacity,
+                first.tolerations,
             )
 
 
@@ -99,22 +106,49 @@ def count(
     *,
     matcher: Matcher,
     book: CounterBook,
+    taints: bool = False,
 ) -> Count:
-    """The request's devices on the node, counted."""
+    """The request's devices on the node, counted; with `taints` (DRADeviceTaints) a device
+    whose taints the request does not all tolerate is counted apart."""
     matching, error = _matching(state.devices, need, device_class, matcher)
     if error is not None:
         return Count([], f"{need.label}: {error}", error=True)
     if need.all_mode:  # an `All` request asks only the devices with room (request_data.py)
         matching = [c for c in matching if has_room(c, need.capacity, index)]
     free = [c for c in matching if need.admin or c.key not in index.allocated]
-    roomy = [c for c in free if has_room(c, need.capacity, index)]
-    room = "" if roomy == free else f", {len(roomy)} with the capacity asked left"
-    if free and not roomy:
-        room += f" ({no_room(free[0], need.capacity, index)})"
+    tolerated, room = _tolerated(free, need.tolerations) if taints else (free, "")
+    roomy = [c for c in tolerated if has_room(c, need.capacity, index)]
+    room += "" if roomy == tolerated else f", {len(roomy)} with the capacity asked left"
+    if tolerated and not roomy:
+        room += f" ({no_room(tolerated[0], need.capacity, index)})"
     usable = [c for c in roomy if _counted_in(book, c)]
     words, short = _words(need, matching, free, usable, (len(roomy), room))
     conclusive = short and (bool(matching) or not need.all_mode)
     return Count(free, words if short else None, words=words, rules_out=conclusive)
+
+
+def _tolerated(
+    free: list[Candidate], tolerations: tuple[DeviceToleration, ...]
+) -> tuple[list[Candidate], str]:
+    """The free devices whose taints the request tolerates, and the words for the others, by
+    their first untolerated taint (as the allocator skips them: candidates.py)."""
+    kept, refused = [], Counter[str]()
+    for candidate in free:
+        untolerated = [t for t in candidate.device.taints if not all_tolerated((t,), tolerations)]
+        if untolerated:
+            t = untolerated[0]
+            refused[
+                f"{t.key}={t.value}:{t.effect.value}" if t.value else f"{t.key}:{t.effect.value}"
+            ] += 1
+        else:
+            kept.append(candidate)
+    if not refused:
+        return kept, ""
+    shown = ", ".join(f"{taint}: {n}" for taint, n in sorted(refused.items()))
+    return (
+        kept,
+        f", {len(free) - len(kept)} of those with a taint the request does not tolerate ({shown})",
+    )
 
 
 def _matching(

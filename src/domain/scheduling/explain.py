@@ -57,6 +57,7 @@ class Outcome:
     undecided: frozenset[str] = frozenset()
     budget: int = 0
     kept_out: bool = False
+    device_taints: bool = False  # DRADeviceTaints: a request gets no device it does not tolerate
 
 
 def explain(
@@ -84,7 +85,13 @@ def explain(
             elif reason is None:
                 if (key, gave_up) not in devices_reason:
                     devices_reason[key, gave_up] = _devices_reason(
-                        state, claims, index, classes, matcher, gave_up=outcome if gave_up else None
+                        state,
+                        claims,
+                        index,
+                        classes,
+                        matcher,
+                        gave_up=outcome if gave_up else None,
+                        taints=outcome.device_taints,
                     )
                 reason = devices_reason[key, gave_up]
             by_reason.setdefault(reason, []).append(state.node.name)
@@ -146,6 +153,7 @@ def _devices_reason(
     matcher: Matcher,
     *,
     gave_up: Outcome | None,  # the search ran out of its budget on this node
+    taints: bool,
 ) -> str:
     wanted: list[tuple[Need, list[Candidate]]] = []
     words = []
@@ -154,7 +162,7 @@ def _devices_reason(
         device_class = classes.get(need.device_class)
         if device_class is None:
             return f"{need.label}: DeviceClass {need.device_class} does not exist"
-        counted = count(need, device_class, state, index, matcher=matcher, book=book)
+        counted = count(need, device_class, state, index, matcher=matcher, book=book, taints=taints)
         if counted.reason is not None:
             return counted.reason
         wanted.append((need, counted.free))

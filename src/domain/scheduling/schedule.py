@@ -13,7 +13,7 @@ the same ones: the other choices are reported with the decision.
 """
 
 from collections import Counter
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from functools import partial
 
 import attrs
@@ -24,23 +24,22 @@ from npu_dra.domain.scheduling.allocator import (
     DEFAULT_RULES,
     DEFAULT_STEP_BUDGET,
     AllocationError,
-    SearchBudgetExceeded,
-    allocate_claims,
 )
 from npu_dra.domain.scheduling.choose import Choice, Fit, choose, names_nodes
-from npu_dra.domain.scheduling.counting import ruled_out
+from npu_dra.domain.scheduling.dra_filter import (
+    KEPT_COUNTERS,
+    UNDECIDED,
+    DraFilter,
+    dra_filter,
+)
 from npu_dra.domain.scheduling.index import HOSTNAME, ClassKey, ClusterIndex, NodeState
 from npu_dra.domain.scheduling.matcher import Matcher
-from npu_dra.domain.scheduling.placed import Attempt, other_choices, placed
+from npu_dra.domain.scheduling.placed import other_choices, placed
 from npu_dra.domain.scheduling.placement import Placement, filter_reason
 from npu_dra.domain.scheduling.pod_topology import TopologyCheck, topology_check
 from npu_dra.domain.scheduling.resources import insufficient
 from npu_dra.domain.scheduling.rules import AllocatorRules
 from npu_dra.domain.scheduling.scoring import V134_SCORING, ScoringRules
-
-NO_FIT = "cannot allocate all claims"
-UNDECIDED = "allocation search exceeded simulate's step budget"
-KEPT_COUNTERS = "counters kept"  # counted in `reasons`, never one of the scheduler's reasons
 
 
 @attrs.frozen
@@ -74,19 +73,10 @@ def schedule_pod(
         return Decision(None, status="Pending", reason=missing)
     pending = [c for c in claims if c.allocation is None]
     pinned = {c.allocation.node_name for c in claims if c.allocation and c.allocation.node_name}
-    attempt = partial(
-        allocate_claims,
-        pending,
-        classes=classes,
-        allocated=index.allocated,
-        shared=index.shared,
-        matcher=matcher,
-        budget=budget,
-        rules=rules,
-    )
     check = topology_check(index, placement)
-    counted_out = partial(ruled_out, claims=pending, index=index, classes=classes, matcher=matcher)
-    tally = _Tally(attempt, counted_out)
+    tally = dra_filter(
+        pending, index=index, classes=classes, matcher=matcher, budget=budget, rules=rules
+    )
     try:
         fitting = _fitting(index, placement, tally, pinned=pinned, check=check)
     except AllocationError as error:
@@ -97,40 +87,6 @@ def schedule_pod(
         fitting, placement, claims, rules=scoring, cluster_size=len(index.nodes), check=check
     )
     return _noted(_decided(claims, index, choice, tally), pending, rules, placement)
-
-
-@attrs.define
-class _Tally:
-    """DRA's Filter on each node class, with every node counted by why it fits or not."""
-
-    attempt: Attempt  # the pod's claims allocated on one node
-    counted_out: Callable[[NodeState], bool]  # counting alone rules the node out
-    reasons: Counter[str] = attrs.Factory(Counter)
-    undecided: list[str] = attrs.Factory(list)
-
-    def tried(
-        self, passing: list[NodeState], count: int, members: Callable[[], Iterator[NodeState]]
-    ) -> tuple[Allocation, ...] | None:
-        """What DRA allocates on the class's nodes; where the search runs out of its budget,
-        counting decides when it can (no search is needed to see 16 needed of 12 free)."""
-        representative, noted = passing[0], set[NodeName]()
-        try:
-            found = self.attempt(
-                node=NodeName(representative.node.name),
-                pools=representative.pools,
-                counter_notes=noted,
-            )
-        except SearchBudgetExceeded:
-            if self.counted_out(representative):
-                self.reasons[NO_FIT] += count
-            else:
-                self.reasons[UNDECIDED] += count
-                nodes = passing if len(passing) == count else members()
-                self.undecided += (s.node.name for s in nodes)
-            return None
-        self.reasons[KEPT_COUNTERS] += count if noted else 0
-        self.reasons[NO_FIT if found is None else "fit"] += count
-        return found
 
 
 def _noted(
@@ -161,7 +117,7 @@ def _noted(
 def _fitting(
     index: ClusterIndex,
     placement: Placement,
-    tally: _Tally,
+    tally: DraFilter,
     *,
     pinned: set[NodeName],
     check: TopologyCheck,
@@ -182,7 +138,7 @@ def _fitting(
     return fitting
 
 
-def _unschedulable(index: ClusterIndex, tally: _Tally) -> Decision:
+def _unschedulable(index: ClusterIndex, tally: DraFilter) -> Decision:
     """No node fits: the scheduler's "0/N nodes are available: ..." as FitError.Error() words it
     (kube-scheduler v1.34.3, framework/types.go): "<count> <reason>" strings sorted as strings
     (so "1 node(s)..." comes before "15 cannot..."), joined by ", ", ending in a period."""
@@ -207,7 +163,7 @@ def _kept(reasons: Counter[str]) -> str | None:
 
 
 def _decided(
-    claims: Sequence[ResourceClaim], index: ClusterIndex, choice: Choice, tally: _Tally
+    claims: Sequence[ResourceClaim], index: ClusterIndex, choice: Choice, tally: DraFilter
 ) -> Decision:
     """The pod on the chosen node, with the other devices the scheduler may pick there."""
     representative, found, target = choice.fit.representative, choice.fit.found, choice.node
