@@ -1,0 +1,126 @@
+"""The devices table: every device a node has, published or not, with who holds it, and the
+shared counters of partitionable devices with how much of each is in use."""
+
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+from npu_dra.app.simulation.run import SimulationResult
+from npu_dra.domain.device import NodeInventory
+from npu_dra.domain.ids import DeviceName
+from npu_dra.domain.pool import chip_layouts
+from npu_dra.domain.quantity import Quantity
+
+
+def _holders(result: SimulationResult) -> dict[tuple[str, str, str], str]:
+    """Who holds each device: the claims allocated before the run, then the pods bound in it."""
+    held = {key: f"claim {who}" for key, who in result.held_before.items()}
+    for pod in result.pods:
+        for claim in pod.claims:
+            for r in claim.allocation.results if claim.allocation and pod.node else ():
+                who = f"{pod.pod.namespace}/{pod.pod.name}"
+                key = (r.driver, r.pool, r.device)
+                if who not in held.get(key, "").split(","):  # two shares of one chip: once
+                    held[key] = f"{held[key]},{who}" if key in held else who
+    return held
+
+
+def device_rows(result: SimulationResult) -> Iterator[tuple[str, ...]]:
+    """Every NPU a node has, published or not (unusable NPUs are left out of the pool)."""
+    if not result.inventories:
+        yield from _published_rows(result)
+        return
+    held = _holders(result)
+    pools = {(s["spec"]["nodeName"], s["spec"]["driver"]) for s in result.slices}
+    drivers = {node: driver for node, driver in pools}
+    for inventory in sorted(result.inventories, key=lambda i: i.node):
+        for d in inventory.devices:
+            key = (drivers.get(inventory.node, ""), inventory.node, d.name)
+            health = d.health.value if d.health.usable else f"{d.health.value} (not published)"
+            yield (
+                inventory.node,
+                d.name,
+                d.chip_name,
+                "-" if d.numa_node is None else str(d.numa_node),
+                d.topology_group or "-",
+                str(Quantity.of_bytes(d.memory_bytes)),
+                health,
+                held.get(key, "-"),
+            )
+            yield from _vnpu_rows(inventory, d.name, key[0], held)
+
+
+def _vnpu_rows(
+    inventory: NodeInventory,
+    chip: DeviceName,
+    driver: str,
+    held: Mapping[tuple[str, str, str], str],
+) -> Iterator[tuple[str, ...]]:
+    """A chip's vNPU devices, under it: template, share of memory, who holds it."""
+    layout = chip_layouts(inventory).get(chip)
+    for p in layout.vnpu_devices if layout else ():
+        device = inventory.get(p.parent)
+        yield (
+            inventory.node,
+            f"  {p.name}",
+            f"{p.template.name} of {p.parent}",
+            "-" if device is None or device.numa_node is None else str(device.numa_node),
+            "-" if device is None else device.topology_group or "-",
+            str(p.capacity()["memCapacity"]),
+            "-" if device is None else device.health.value,
+            held.get((driver, inventory.node, p.name), "-"),
+        )
+
+
+def counter_rows(result: SimulationResult) -> Iterator[tuple[str, ...]]:
+    held = _holders(result)
+    for s in sorted(result.slices, key=lambda s: (s["spec"].get("nodeName", ""), _name(s))):
+        spec = s["spec"]
+        used: dict[tuple[str, str], Quantity] = {}
+        for device in spec.get("devices") or []:
+            if (spec["driver"], spec["pool"]["name"], device["name"]) not in held:
+                continue
+            for consumed in device.get("consumesCounters") or []:
+                for name, value in consumed["counters"].items():
+                    key = (consumed["counterSet"], name)
+                    before = used.get(key, Quantity.of_bytes(0)).value
+                    used[key] = Quantity(before + Quantity.parse(value["value"]).value)
+        for counter_set in spec.get("sharedCounters") or []:
+            for name, value in sorted(counter_set["counters"].items()):
+                taken = used.get((counter_set["name"], name))
+                yield (
+                    str(spec.get("nodeName", "-")),
+                    counter_set["name"],
+                    name,
+                    str(value["value"]),
+                    "0" if taken is None else taken.text,
+                )
+
+
+def _published_rows(result: SimulationResult) -> Iterator[tuple[str, ...]]:
+    held = _holders(result)
+    for s in sorted(result.slices, key=lambda s: (s["spec"].get("nodeName", ""), _name(s))):
+        spec = s["spec"]
+        for device in spec.get("devices") or []:
+            attributes: Mapping[str, Any] = device.get("attributes") or {}
+            capacity: Mapping[str, Any] = device.get("capacity") or {}
+            key = (spec["driver"], spec["pool"]["name"], device["name"])
+            yield (
+                str(spec.get("nodeName", "-")),
+                device["name"],
+                _value(attributes.get("chipName")),
+                _value(attributes.get("numaNode")),
+                _value(attributes.get("topologyGroup")),
+                str((capacity.get("memCapacity") or {}).get("value", "-")),
+                "Healthy",
+                held.get(key, "-"),
+            )
+
+
+def _name(obj: Mapping[str, Any]) -> str:
+    return str(obj.get("metadata", {}).get("name", ""))
+
+
+def _value(attribute: Mapping[str, Any] | None) -> str:
+    if not attribute:
+        return "-"
+    return str(next(iter(attribute.values())))
