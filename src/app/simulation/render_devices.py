@@ -25,17 +25,25 @@ def _holders(result: SimulationResult) -> dict[tuple[str, str, str], str]:
 
 
 def device_rows(result: SimulationResult) -> Iterator[tuple[str, ...]]:
-    """Every NPU a node has, published or not (unusable NPUs are left out of the pool)."""
-    if not result.inventories:
-        yield from _published_rows(result)
-        return
+    """Every device of every node, by node: a simulated node's NPUs published or not (unusable
+    NPUs are left out of the pool, or published tainted), a snapshot's devices as published."""
+    simulated = {str(i.node) for i in result.inventories}
+    rows = [*_simulated_rows(result), *_published_rows(result, skip=simulated)]
+    return iter(sorted(rows, key=lambda row: row[0]))  # stable: a node's rows keep their order
+
+
+def _simulated_rows(result: SimulationResult) -> Iterator[tuple[str, ...]]:
     held = _holders(result)
     pools = {(s["spec"]["nodeName"], s["spec"]["driver"]) for s in result.slices}
     drivers = {node: driver for node, driver in pools}
+    published = {
+        (s["spec"].get("nodeName"), d["name"]): d
+        for s in result.slices
+        for d in s["spec"].get("devices") or []
+    }
     for inventory in sorted(result.inventories, key=lambda i: i.node):
         for d in inventory.devices:
             key = (drivers.get(inventory.node, ""), inventory.node, d.name)
-            health = d.health.value if d.health.usable else f"{d.health.value} (not published)"
             yield (
                 inventory.node,
                 d.name,
@@ -43,10 +51,25 @@ def device_rows(result: SimulationResult) -> Iterator[tuple[str, ...]]:
                 "-" if d.numa_node is None else str(d.numa_node),
                 d.topology_group or "-",
                 str(Quantity.of_bytes(d.memory_bytes)),
-                health,
+                _health(d.health.value, published.get((inventory.node, d.name)), d.health.usable),
                 held.get(key, "-"),
             )
             yield from _vnpu_rows(inventory, d.name, key[0], held)
+
+
+def _health(word: str, published: Mapping[str, Any] | None, usable: bool) -> str:
+    """The device's health, and where it is not plainly offered, why: its taints, or left out."""
+    if published is None:
+        return word if usable else f"{word} (not published)"
+    taints = _taints(published)
+    return f"{word} (tainted {taints})" if taints else word
+
+
+def _taints(device: Mapping[str, Any]) -> str:
+    return ", ".join(
+        f"{t['key']}={t['value']}:{t['effect']}" if t.get("value") else f"{t['key']}:{t['effect']}"
+        for t in device.get("taints") or ()
+    )
 
 
 def _vnpu_rows(
@@ -96,10 +119,13 @@ def counter_rows(result: SimulationResult) -> Iterator[tuple[str, ...]]:
                 )
 
 
-def _published_rows(result: SimulationResult) -> Iterator[tuple[str, ...]]:
+def _published_rows(result: SimulationResult, *, skip: set[str]) -> Iterator[tuple[str, ...]]:
+    """A snapshot's devices as published (the nodes in `skip` are simulate's own)."""
     held = _holders(result)
     for s in sorted(result.slices, key=lambda s: (s["spec"].get("nodeName", ""), _name(s))):
         spec = s["spec"]
+        if spec.get("nodeName") in skip:
+            continue
         for device in spec.get("devices") or []:
             attributes: Mapping[str, Any] = device.get("attributes") or {}
             capacity: Mapping[str, Any] = device.get("capacity") or {}
@@ -111,7 +137,7 @@ def _published_rows(result: SimulationResult) -> Iterator[tuple[str, ...]]:
                 _value(attributes.get("numaNode")),
                 _value(attributes.get("topologyGroup")),
                 str((capacity.get("memCapacity") or {}).get("value", "-")),
-                "Healthy",
+                f"tainted {_taints(device)}" if device.get("taints") else "Healthy",
                 held.get(key, "-"),
             )
 

@@ -95,6 +95,20 @@ def test_a_scenario_on_top_adds_room_and_pods(tmp_path: Path) -> None:
     assert list(decided)[-1] == "demo/what-if"  # after the snapshot's pending pods
 
 
+def test_the_devices_table_lists_the_snapshots_nodes_beside_the_scenarios(
+    tmp_path: Path,
+) -> None:
+    overlay = tmp_path / "what-if.yaml"
+    overlay.write_text(MORE_ROOM)
+    code, out, err = simulate("--from", str(SNAPSHOT), "--scenario", str(overlay))
+    assert code == 0, err
+    table = out.split("# Pods")[0]
+    listed = {tuple(line.split()[:2]) for line in table.splitlines()[2:] if line.strip()}
+    assert {("node-a", "npu-0"), ("node-c", "gpu-1"), ("extra", "npu-3")} <= listed
+    held = {line.split()[1]: line.split()[-1] for line in table.splitlines() if "node-a" in line}
+    assert held["npu-0"] == "demo/held"
+
+
 def test_kubectls_json_reads_the_same(tmp_path: Path) -> None:
     as_json = tmp_path / "snapshot.json"
     as_json.write_text(json.dumps(yaml.safe_load(SNAPSHOT.read_text())))
