@@ -82,8 +82,17 @@ def _run(args: argparse.Namespace) -> int:
         return UNUSABLE
     for refusal in scenario.refused:
         print(f"npu-dra simulate: {scenario.source}: refused {refusal}", file=sys.stderr)
+    for warning in _gated_off(scenario, settings):
+        print(f"npu-dra simulate: warning: {warning}", file=sys.stderr)
     code = _simulate(root, scenario, settings)
     return REFUSED_OBJECTS if scenario.refused and code in (0, FAILED_PODS) else code
+
+
+def _gated_off(scenario: "Scenario", settings: Settings) -> list[str]:
+    from npu_dra.app.simulation.gated_off import gated_off
+    from npu_dra.domain.scheduling.versions import scheduler_version
+
+    return gated_off(scenario, settings.simulated or scheduler_version())
 
 
 def _decided_as(settings: Settings) -> Settings:
