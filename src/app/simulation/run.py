@@ -12,9 +12,10 @@ import attrs
 
 from npu_dra.adapters.kube_shapes.claims import claim_from_api, device_class_from_api
 from npu_dra.adapters.kube_shapes.slices import slice_from_api
-from npu_dra.adapters.simulation_files.scenario import PodClaim, Refusal, Scenario, SimPod
+from npu_dra.adapters.simulation_files.scenario import Refusal, Scenario, SimPod
 from npu_dra.app.simulation.api_objects import ApiObjects
 from npu_dra.app.simulation.node_plugins import NodePlugin
+from npu_dra.app.simulation.pod_claims import claim_for
 from npu_dra.domain.cdi import CdiSpec
 from npu_dra.domain.claims import AllocationResult, ResourceClaim
 from npu_dra.domain.device import NodeInventory
@@ -215,7 +216,7 @@ def _run_pod(
         reason = f"0/{total} nodes are available: {total} Insufficient {', '.join(unmapped)}."
         return PodResult(pod, None, (), reason, status="Pending", kept_out=True)
     try:
-        claims = [_claim_for(pod, entry, cluster) for entry in pod.claims]
+        claims = [claim_for(pod, entry, cluster) for entry in pod.claims]
         if pod.extended:
             special = special_claim(pod.name, pod.namespace, pod.extended, mapping)
             claims.append(claim_from_api(cluster.create(special)))
@@ -269,32 +270,3 @@ def _bind(
             for choice in decision.other_choices
         ),
     )
-
-
-def _claim_for(pod: SimPod, entry: PodClaim, cluster: ApiObjects) -> ResourceClaim:
-    if entry.claim is not None:
-        found = cluster.get("ResourceClaim", entry.claim, pod.namespace)
-        if found is None:
-            raise LookupError(f"resourceclaim {pod.namespace}/{entry.claim} not found")
-        return claim_from_api(found)
-    template = cluster.get("ResourceClaimTemplate", entry.template or "", pod.namespace)
-    if template is None:  # the resourceclaim controller makes no claim; PreEnqueue says so
-        raise LookupError(
-            f'pod "{pod.namespace}/{pod.name}": ResourceClaim not created yet (its template '
-            f"{pod.namespace}/{entry.template} not found)"
-        )
-    return claim_from_api(cluster.create(_generated_claim(pod, entry, template)))
-
-
-def _generated_claim(pod: SimPod, entry: PodClaim, template: Mapping[str, Any]) -> dict[str, Any]:
-    """What the resourceclaim controller creates for a pod's template reference."""
-    return {
-        "apiVersion": "resource.k8s.io/v1",
-        "kind": "ResourceClaim",
-        "metadata": {
-            "generateName": f"{pod.name}-{entry.name}-",
-            "namespace": pod.namespace,
-            "annotations": {"resource.kubernetes.io/pod-claim-name": entry.name},
-        },
-        "spec": template["spec"]["spec"],
-    }
