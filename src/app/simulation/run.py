@@ -24,6 +24,7 @@ from npu_dra.domain.pool import ResourceSlice
 from npu_dra.domain.prepare import ClaimOutcome
 from npu_dra.domain.scheduling.allocator import DEFAULT_STEP_BUDGET
 from npu_dra.domain.scheduling.bound_pods import BoundPods
+from npu_dra.domain.scheduling.dra_filter import NO_NODES
 from npu_dra.domain.scheduling.explain import NodeReason, Outcome
 from npu_dra.domain.scheduling.explain import explain as why_pending
 from npu_dra.domain.scheduling.extended import class_mapping, special_claim
@@ -212,8 +213,10 @@ def _run_pod(
         )
     unmapped = sorted({r.resource for r in pod.extended if r.resource not in mapping})
     if unmapped:  # NodeResourcesFit: no node offers it, no DeviceClass maps it
-        total = len(index.nodes)
-        reason = f"0/{total} nodes are available: {total} Insufficient {', '.join(unmapped)}."
+        total, names = len(index.nodes), ", ".join(unmapped)
+        reason = (
+            f"0/{total} nodes are available: {total} Insufficient {names}." if total else NO_NODES
+        )
         return PodResult(pod, None, (), reason, status="Pending", kept_out=True)
     try:
         claims = [claim_for(pod, entry, cluster) for entry in pod.claims]

@@ -19,6 +19,7 @@ from npu_dra.domain.scheduling.placed import Attempt
 from npu_dra.domain.scheduling.rules import AllocatorRules
 
 NO_FIT = "cannot allocate all claims"
+NO_NODES = "no nodes available to schedule pods"  # ErrNoNodesAvailable (schedule_one.go)
 UNDECIDED = "allocation search exceeded simulate's step budget"
 KEPT_COUNTERS = "counters kept"  # counted in `reasons`, never one of the scheduler's reasons
 

@@ -26,6 +26,7 @@ from npu_dra.domain.quantity import Quantity
 from npu_dra.domain.scheduling.constraints import lookup_attribute
 from npu_dra.domain.scheduling.counters import counter_book
 from npu_dra.domain.scheduling.counting import Need, count, needs
+from npu_dra.domain.scheduling.dra_filter import NO_NODES
 from npu_dra.domain.scheduling.explain_topology import topology_reason
 from npu_dra.domain.scheduling.index import ClusterIndex, NodeState
 from npu_dra.domain.scheduling.matcher import Matcher
@@ -72,6 +73,8 @@ def explain(
     """Every node's first reason, nodes with the same reason together, most nodes first."""
     if outcome.kept_out:
         return (NodeReason(outcome.reason or "", tuple(sorted(index.nodes))),)
+    if not index.nodes:
+        return (NodeReason(NO_NODES, ()),)
     by_reason: dict[str, list[str]] = {}
     devices_reason: dict[object, str] = {}  # per node class: identical pools, identical answer
     check = topology_check(index, placement)

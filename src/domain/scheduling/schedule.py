@@ -28,6 +28,7 @@ from npu_dra.domain.scheduling.allocator import (
 from npu_dra.domain.scheduling.choose import Choice, Fit, choose, names_nodes
 from npu_dra.domain.scheduling.dra_filter import (
     KEPT_COUNTERS,
+    NO_NODES,
     UNDECIDED,
     DraFilter,
     dra_filter,
@@ -68,6 +69,8 @@ def schedule_pod(
     scoring: ScoringRules = V134_SCORING,
 ) -> Decision:
     """The pod's decision; binding it (ClusterIndex.bind) is the caller's."""
+    if not index.nodes:  # schedulePod's first check, before any plugin
+        return Decision(None, status="Pending", reason=NO_NODES)
     missing = _missing_class(claims, classes)
     if missing:
         return Decision(None, status="Pending", reason=missing)

@@ -170,6 +170,14 @@ def test_cordon_remove_and_unhealthy_flags_change_the_snapshot_before_scheduling
     assert short["demo/second"]["status"] == "Pending"
 
 
+def test_with_every_node_removed_pods_get_the_schedulers_no_nodes_words() -> None:
+    document = run("--remove-node", "node-a,node-b,node-c", "--explain")
+    for pod in document["pods"]:
+        assert pod["status"] == "Pending"
+        assert pod["reason"] == "no nodes available to schedule pods"
+        assert pod["explain"] == [{"reason": "no nodes available to schedule pods", "nodes": []}]
+
+
 @pytest.mark.parametrize(
     ("flag", "complaint"),
     [
