@@ -144,6 +144,12 @@ def _kind_of(doc: object, source: str, index: int) -> str:
     if not isinstance(doc, Mapping):
         raise ScenarioError(f"{source}: document {index + 1}: expected a Kubernetes object")
     kind = doc.get("kind")
+    if kind == "List":
+        raise ScenarioError(
+            f"{source}: document {index + 1}: a List (what kubectl get -o yaml|json prints) is a "
+            "cluster's snapshot, not a scenario: give it with --from (and a scenario of what-ifs "
+            "with --scenario)"
+        )
     if not isinstance(kind, str) or not kind:
         raise ScenarioError(
             f"{source}: document {index + 1}: field kind: {kind!r} is not one of {KNOWN}"
