@@ -85,3 +85,5 @@ class Scenario:
     namespaces: Mapping[str, Mapping[str, str]] = attrs.field(factory=dict)
     # the labels and inter-pod terms of a snapshot's bound pods, by "namespace/name"
     bound_terms: Mapping[str, PodTerms] = attrs.field(factory=dict)
+    # a snapshot's objects of kinds simulate does not use (Service...), how many of each
+    skipped: Mapping[str, int] = attrs.field(factory=dict)

@@ -55,7 +55,8 @@ MAX_SLICES = 200_000  # a 5,000-node cluster with a vNPU slice per chip of 16-ch
 def load_snapshot(path: Path) -> Scenario:
     documents = documents_of(read_text(path), str(path))
     try:
-        return _snapshot(str(path), _by_kind(str(path), _objects(documents)))
+        by_kind, skipped = _by_kind(str(path), _objects(documents))
+        return attrs.evolve(_snapshot(str(path), by_kind), skipped=skipped)
     except DomainError as error:
         raise ScenarioError(f"{path}: {error}") from error
 
@@ -71,21 +72,28 @@ def _objects(documents: list[Any]) -> list[Any]:
     return found
 
 
-def _by_kind(source: str, objects: list[Any]) -> dict[str, list[Mapping[str, Any]]]:
+def _by_kind(
+    source: str, objects: list[Any]
+) -> tuple[dict[str, list[Mapping[str, Any]]], dict[str, int]]:
+    """The objects simulate uses, by kind, and how many of each other kind were skipped (what
+    `kubectl get all` adds: Services, Deployments...)."""
     by_kind: dict[str, list[Mapping[str, Any]]] = {k: [] for k in KINDS}
+    skipped: dict[str, int] = {}
     for index, obj in enumerate(objects):
         kind = obj.get("kind") if isinstance(obj, Mapping) else None
-        if kind not in KINDS:
-            where = describe(obj) if isinstance(kind, str) else f"object {index + 1}"
+        if not isinstance(kind, str) or not kind:
             raise ScenarioError(
-                f"{source}: {where}: kind {kind!r} is not one of {', '.join(KINDS)}"
+                f"{source}: object {index + 1}: kind {kind!r} is not one of {', '.join(KINDS)}"
             )
-        check_known_fields(obj, str(kind))
-        by_kind[str(kind)].append(obj)
+        if kind not in KINDS:
+            skipped[kind] = skipped.get(kind, 0) + 1
+            continue
+        check_known_fields(obj, kind)
+        by_kind[kind].append(obj)
     for kind, limit in (("Node", MAX_NODES), ("Pod", MAX_PODS), ("ResourceSlice", MAX_SLICES)):
         if len(by_kind[kind]) > limit:
             raise ScenarioError(f"{source}: {len(by_kind[kind])} {kind} objects: at most {limit}")
-    return by_kind
+    return by_kind, dict(sorted(skipped.items()))
 
 
 def _snapshot(source: str, by_kind: Mapping[str, list[Mapping[str, Any]]]) -> Scenario:

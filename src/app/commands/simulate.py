@@ -80,12 +80,23 @@ def _run(args: argparse.Namespace) -> int:
     except ScenarioError as error:
         print(f"npu-dra simulate: {error}", file=sys.stderr)
         return UNUSABLE
-    for refusal in scenario.refused:
-        print(f"npu-dra simulate: {scenario.source}: refused {refusal}", file=sys.stderr)
-    for warning in _gated_off(scenario, settings):
-        print(f"npu-dra simulate: warning: {warning}", file=sys.stderr)
+    _notes(scenario, settings)
     code = _simulate(root, scenario, settings)
     return REFUSED_OBJECTS if scenario.refused and code in (0, FAILED_PODS) else code
+
+
+def _notes(scenario: "Scenario", settings: Settings) -> None:
+    """What the run leaves out, on stderr: refused objects, kinds it skips, features gated off."""
+    for refusal in scenario.refused:
+        print(f"npu-dra simulate: {scenario.source}: refused {refusal}", file=sys.stderr)
+    if scenario.skipped:
+        kinds = ", ".join(f"{n} {kind}" for kind, n in scenario.skipped.items())
+        print(
+            f"npu-dra simulate: {scenario.source}: skipped {kinds}: kinds simulate does not use",
+            file=sys.stderr,
+        )
+    for warning in _gated_off(scenario, settings):
+        print(f"npu-dra simulate: warning: {warning}", file=sys.stderr)
 
 
 def _gated_off(scenario: "Scenario", settings: Settings) -> list[str]:

@@ -117,17 +117,38 @@ def test_kubectls_json_reads_the_same(tmp_path: Path) -> None:
     assert json.loads(out)["allocations"] == run()["allocations"]
 
 
+SERVICES = """\
+- apiVersion: v1
+  kind: Service
+  metadata: {name: web, namespace: demo}
+  spec: {ports: [{port: 80}], selector: {app: web}}
+- apiVersion: apps/v1
+  kind: Deployment
+  metadata: {name: web, namespace: demo}
+  spec: {replicas: 1}
+- apiVersion: v1
+  kind: Service
+  metadata: {name: kubernetes, namespace: default}
+"""
+
+
+def test_kinds_simulate_does_not_use_are_skipped_and_named_once(tmp_path: Path) -> None:
+    # what `kubectl get all` adds: Services, Deployments; the rest decides as without them
+    snapshot = tmp_path / "snapshot.yaml"
+    snapshot.write_text(SNAPSHOT.read_text().rstrip("\n") + "\n" + SERVICES)
+    code, out, err = simulate("--from", str(snapshot), "-o", "json")
+    assert code == 0, err
+    assert json.loads(out)["allocations"] == run()["allocations"]
+    note = "skipped 1 Deployment, 2 Service: kinds simulate does not use"
+    assert err.count(note) == 1, err
+    assert err.count("skipped") == 1, err
+
+
 @pytest.mark.parametrize(
     ("change", "complaint"),
     [
         (("    - {name: npu-0, attributes:", "    - {name: npu-0, atributes:"), "atributes"),
-        (
-            (
-                "  kind: Node\n  metadata:\n    name: node-c",
-                "  kind: ConfigMap\n  metadata:\n    name: node-c",
-            ),
-            "ConfigMap",
-        ),
+        (("  kind: Node\n  metadata:\n    name: node-c", "  metadata:\n    name: node-c"), "kind"),
         (
             ("    unschedulable: true", "    unschedulable: true\n    unshedulable: true"),
             "unshedulable",
