@@ -10,6 +10,7 @@ from typing import Any
 import yaml
 
 from npu_dra.adapters.cdi.codec import encode as encode_cdi
+from npu_dra.app.simulation.render_capacity import capacity_document, capacity_rows
 from npu_dra.app.simulation.render_devices import counter_rows, device_rows
 from npu_dra.app.simulation.render_explain import explain_document, explain_section
 from npu_dra.app.simulation.render_refused import refused_document, refused_rows
@@ -47,6 +48,7 @@ def as_document(result: SimulationResult) -> dict[str, Any]:
         "summary": summary(result),
         "refused": refused_document(result),
         "decidedAs": _decided_as(result),
+        "capacity": capacity_document(result),
     }
 
 
@@ -67,6 +69,7 @@ def render_text(result: SimulationResult) -> str:
             _table([DEVICE_HEADERS, *device_rows(result)]),
             "",
             *_counters_section(result),
+            *_capacity_section(result),
             "# Pods (in creation order)",
             _table([POD_HEADERS, *_pod_table_rows(result)]),
             "",
@@ -77,6 +80,17 @@ def render_text(result: SimulationResult) -> str:
             summary_line(result),
         ]
     )
+
+
+def _capacity_section(result: SimulationResult) -> list[str]:
+    by_chip, by_group = capacity_rows(result)
+    return [
+        "# Capacity (devices per chip model, and per node group)",
+        _table(by_chip),
+        "",
+        _table(by_group),
+        "",
+    ]
 
 
 def _refused_section(result: SimulationResult) -> list[str]:
