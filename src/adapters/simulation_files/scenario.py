@@ -14,6 +14,7 @@ from npu_dra.domain.ids import NodeName
 from npu_dra.domain.scheduling.extended import ExtendedRequest
 from npu_dra.domain.scheduling.placement import Placement, SchedNode
 from npu_dra.domain.scheduling.pod_terms import PodTerms
+from npu_dra.domain.scheduling.taint_rules import DeviceTaintRule
 
 if TYPE_CHECKING:
     from npu_dra.adapters.simulation_files.scenario_nodes import NodeSharing
@@ -87,3 +88,4 @@ class Scenario:
     bound_terms: Mapping[str, PodTerms] = attrs.field(factory=dict)
     # a snapshot's objects of kinds simulate does not use (Service...), how many of each
     skipped: Mapping[str, int] = attrs.field(factory=dict)
+    taint_rules: tuple[DeviceTaintRule, ...] = ()  # DeviceTaintRule objects

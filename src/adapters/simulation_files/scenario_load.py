@@ -28,6 +28,7 @@ from npu_dra.adapters.simulation_files.scenario_claims import (
 from npu_dra.adapters.simulation_files.scenario_nodes import simulated_node
 from npu_dra.adapters.simulation_files.scenario_pod_terms import namespace_labels
 from npu_dra.adapters.simulation_files.scenario_pods import sim_pod
+from npu_dra.adapters.simulation_files.taint_rules import device_taint_rule
 
 DEFAULT_DRIVER = "npu.huawei.com"  # what the built-in scenario is written for
 # kubernetes.io/docs/setup/best-practices/cluster-large: "No more than 5,000 nodes", "No more
@@ -43,6 +44,7 @@ KINDS = (
     "ResourceClaim",
     "ResourceClaimTemplate",
     "Pod",
+    "DeviceTaintRule",
 )
 KNOWN = ", ".join(KINDS)
 
@@ -178,6 +180,7 @@ def _admitted(
         partial(check_template, admin_namespaces=admin, driver=driver),
     )
     pods = admission.decoded(by_kind["Pod"], sim_pod)
+    rules = admission.decoded(by_kind["DeviceTaintRule"], device_taint_rule)
     return Scenario(
         source,
         tuple((name, hardware, sharing) for name, hardware, _, sharing in nodes),
@@ -188,4 +191,5 @@ def _admitted(
         tuple(pods),
         refused=tuple(admission.refused),
         namespaces=namespace_labels(namespaces),
+        taint_rules=tuple(rules),
     )

@@ -33,6 +33,7 @@ from npu_dra.adapters.simulation_files.scenario_pod_terms import namespace_label
 from npu_dra.adapters.simulation_files.scenario_pods import sim_pod
 from npu_dra.adapters.simulation_files.scenario_resources import pod_resources, reported_allocatable
 from npu_dra.adapters.simulation_files.strict import check_known_fields
+from npu_dra.adapters.simulation_files.taint_rules import device_taint_rule
 from npu_dra.adapters.simulation_files.what_if import CORDONED
 from npu_dra.domain.errors import DomainError
 from npu_dra.domain.scheduling.placement import SchedNode
@@ -47,6 +48,7 @@ KINDS = (
     "ResourceClaim",
     "ResourceClaimTemplate",
     "Pod",
+    "DeviceTaintRule",
 )
 FINISHED = ("Succeeded", "Failed")  # their claims' allocations still count, the pods do not
 MAX_SLICES = 200_000  # a 5,000-node cluster with a vNPU slice per chip of 16-chip nodes is 80,000
@@ -121,6 +123,7 @@ def _snapshot(source: str, by_kind: Mapping[str, list[Mapping[str, Any]]]) -> Sc
         bound=bound,
         namespaces=namespace_labels(by_kind["Namespace"]),
         bound_terms={name: _terms(p) for (name, _), p in zip(bound, on_nodes, strict=True)},
+        taint_rules=tuple(map(device_taint_rule, by_kind["DeviceTaintRule"])),
     )
 
 
@@ -200,6 +203,7 @@ def with_overlay(snapshot: Scenario, overlay: Scenario) -> Scenario:
         claims=(*snapshot.claims, *overlay.claims),
         templates=(*snapshot.templates, *overlay.templates),
         pods=(*snapshot.pods, *overlay.pods),
+        taint_rules=(*snapshot.taint_rules, *overlay.taint_rules),
         refused=(*snapshot.refused, *overlay.refused),
         namespaces={**snapshot.namespaces, **overlay.namespaces},
     )

@@ -37,7 +37,7 @@ def _simulated_rows(result: SimulationResult) -> Iterator[tuple[str, ...]]:
     pools = {(s["spec"]["nodeName"], s["spec"]["driver"]) for s in result.slices}
     drivers = {node: driver for node, driver in pools}
     published = {
-        (s["spec"].get("nodeName"), d["name"]): d
+        (s["spec"].get("nodeName"), d["name"]): _taints(result, s["spec"], d)
         for s in result.slices
         for d in s["spec"].get("devices") or []
     }
@@ -57,19 +57,25 @@ def _simulated_rows(result: SimulationResult) -> Iterator[tuple[str, ...]]:
             yield from _vnpu_rows(inventory, d.name, key[0], held)
 
 
-def _health(word: str, published: Mapping[str, Any] | None, usable: bool) -> str:
-    """The device's health, and where it is not plainly offered, why: its taints, or left out."""
-    if published is None:
+def _health(word: str, taints: str | None, usable: bool) -> str:
+    """The device's health, and where it is not plainly offered, why: its taints (None: not
+    published), or left out."""
+    if taints is None:
         return word if usable else f"{word} (not published)"
-    taints = _taints(published)
     return f"{word} (tainted {taints})" if taints else word
 
 
-def _taints(device: Mapping[str, Any]) -> str:
-    return ", ".join(
-        f"{t['key']}={t['value']}:{t['effect']}" if t.get("value") else f"{t['key']}:{t['effect']}"
-        for t in device.get("taints") or ()
-    )
+def _taints(result: SimulationResult, spec: Mapping[str, Any], device: Mapping[str, Any]) -> str:
+    """The device's taints as the scheduler sees them: its own, then those of the
+    DeviceTaintRules that select it."""
+    own = [(t["key"], t.get("value"), t["effect"]) for t in device.get("taints") or ()]
+    driver, pool = str(spec.get("driver")), str((spec.get("pool") or {}).get("name"))
+    ruled = [
+        (r.taint.key, r.taint.value, r.taint.effect.value)
+        for r in result.taint_rules
+        if r.selects(driver, pool, str(device["name"]))
+    ]
+    return ", ".join(f"{k}={v}:{e}" if v else f"{k}:{e}" for k, v, e in own + ruled)
 
 
 def _vnpu_rows(
@@ -137,7 +143,7 @@ def _published_rows(result: SimulationResult, *, skip: set[str]) -> Iterator[tup
                 _value(attributes.get("numaNode")),
                 _value(attributes.get("topologyGroup")),
                 str((capacity.get("memCapacity") or {}).get("value", "-")),
-                f"tainted {_taints(device)}" if device.get("taints") else "Healthy",
+                f"tainted {taints}" if (taints := _taints(result, spec, device)) else "Healthy",
                 held.get(key, "-"),
             )
 

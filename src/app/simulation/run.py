@@ -32,6 +32,11 @@ from npu_dra.domain.scheduling.index import ClusterIndex
 from npu_dra.domain.scheduling.matcher import Matcher
 from npu_dra.domain.scheduling.ports import SelectorEvaluator
 from npu_dra.domain.scheduling.schedule import Decision, schedule_pod
+from npu_dra.domain.scheduling.taint_rules import (
+    DeviceTaintRule,
+    rules_served,
+    with_taint_rules,
+)
 from npu_dra.domain.scheduling.versions import SchedulerVersion, scheduler_version
 
 
@@ -64,6 +69,7 @@ class SimulationResult:
     held_before: Mapping[tuple[str, str, str], str] = attrs.field(factory=dict)
     refused: tuple[Refusal, ...] = ()  # the scenario's objects the API server would refuse
     version: SchedulerVersion | None = None  # what it decided as
+    taint_rules: tuple[DeviceTaintRule, ...] = ()  # the DeviceTaintRules the version served
 
 
 def simulate(
@@ -81,7 +87,8 @@ def simulate(
     """What each node publishes, then each pod's decision and, once bound, its preparation, as
     `version` (default: v1.34.3, default gates) decides; `on_pod` hears each pod done."""
     version = version or scheduler_version()
-    published = _publish(scenario, cluster, plugins)
+    rules = scenario.taint_rules if rules_served(version) else ()
+    published = with_taint_rules(_publish(scenario, cluster, plugins), rules)
     slices = tuple(cluster.list("ResourceSlice"))
     index = _cluster_index(scenario, published, consumable=version.on("DRAConsumableCapacity"))
     classes = {c.name: c for c in map(device_class_from_api, scenario.device_classes)}
@@ -101,7 +108,9 @@ def simulate(
             on_pod(len(results))
     found = tuple(p.inventory.current() for p in plugins if p.inventory is not None)
     held, specs = _held_before(scenario), _cdi_specs(plugins)
-    return SimulationResult(slices, tuple(results), specs, found, held, scenario.refused, version)
+    return SimulationResult(
+        slices, tuple(results), specs, found, held, scenario.refused, version, rules
+    )
 
 
 def _why(
