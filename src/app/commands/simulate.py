@@ -189,7 +189,8 @@ def _simulate(root: "Container", scenario: "Scenario", settings: Settings) -> in
 
 
 def _exit_code(result: "SimulationResult") -> int:
-    """--fail-on-pending: 3 when a pod is left pending or in error, naming them."""
+    """--fail-on-pending: 3 when a pod is left pending or in error, naming them with why."""
+    from npu_dra.app.simulation.render import status_text
     from npu_dra.app.simulation.summary import not_bound
 
     left = not_bound(result)
@@ -199,6 +200,8 @@ def _exit_code(result: "SimulationResult") -> int:
     more = f" and {len(left) - MAX_NAMED} more" if len(left) > MAX_NAMED else ""
     noun = "pod" if len(left) == 1 else "pods"
     print(f"npu-dra simulate: {len(left)} {noun} not bound: {names}{more}", file=sys.stderr)
+    for p in left[:MAX_NAMED]:
+        print(f"  {p.pod.namespace}/{p.pod.name}: {status_text(p)}", file=sys.stderr)
     return FAILED_PODS
 
 

@@ -113,14 +113,14 @@ def _pod_table_rows(result: SimulationResult) -> Iterator[tuple[str, ...]]:
         node = "-" if pod.node is None else _node_text(pod)
         claims = pod.claims or ()
         if not claims:
-            yield (name, "-", node, "-", _status(pod))
+            yield (name, "-", node, "-", status_text(pod))
         for claim in claims:
             devices = claim.allocation.results if claim.allocation and pod.node else ()
             listed = ",".join(device_text(r) for r in devices) or "-"
             for other in pod.other_choices:
                 if claim.ref.name in other:
                     listed += f" (or {','.join(other[claim.ref.name])})"
-            yield (name, claim.ref.name, node, listed, _status(pod))
+            yield (name, claim.ref.name, node, listed, status_text(pod))
 
 
 def _node_text(pod: PodResult) -> str:
@@ -129,7 +129,8 @@ def _node_text(pod: PodResult) -> str:
     return str(pod.node)
 
 
-def _status(pod: PodResult) -> str:
+def status_text(pod: PodResult) -> str:
+    """The status column: the status and its reason, or the prepare error."""
     errors = [o.error for o in pod.outcomes.values() if o.error]
     if errors:
         return f"Error: {errors[0]}"
@@ -177,7 +178,7 @@ def _pod_rows(pod: PodResult) -> Iterator[tuple[str, ...]]:
         return
     for claim in pod.claims:
         outcome = pod.outcomes.get(claim.ref.uid)
-        status = "Prepared" if outcome and outcome.error is None else _status(pod)
+        status = "Prepared" if outcome and outcome.error is None else status_text(pod)
         results = claim.allocation.results if claim.allocation else ()
         for r in results:
             yield (name, claim.ref.name, pod.node, r.request, r.device, status)

@@ -75,3 +75,13 @@ def test_a_pod_kept_out_of_the_queue_is_explained_too(tmp_path: Path) -> None:
     [why] = pods["demo/orphan"]["explain"]
     assert why["reason"] == pods["demo/orphan"]["reason"]
     assert "resourceclaim demo/gone not found" in why["reason"]
+
+
+def test_fail_on_pending_names_each_pods_reason(tmp_path: Path) -> None:
+    scenario = NODE + claim("four", 4) + pod("first", "four") + claim("all", 16) + pod("big", "all")
+    path = tmp_path / "scenario.yaml"
+    path.write_text(scenario)
+    code, _, err = simulate("--scenario", str(path), "--no-prepare", "--fail-on-pending")
+    assert code == 3
+    assert "npu-dra simulate: 1 pod not bound: demo/big\n" in err
+    assert "  demo/big: Pending: 0/1 nodes are available: 1 cannot allocate all claims.\n" in err
