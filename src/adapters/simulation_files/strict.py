@@ -123,7 +123,10 @@ _SLICE_DEVICE = {
     "taints": [{"key": None, "value": None, "effect": None, "timeAdded": None}],
 }
 _TAINT_RULE = {
-    "deviceSelector": dict.fromkeys(("driver", "pool", "device")),
+    "deviceSelector": {
+        **dict.fromkeys(("driver", "pool", "device", "deviceClassName")),
+        "selectors": [_SELECTOR],
+    },
     "taint": dict.fromkeys(("key", "value", "effect", "timeAdded")),
 }
 SCHEMAS: dict[str, dict[str, Any]] = {

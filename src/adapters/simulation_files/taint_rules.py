@@ -15,6 +15,11 @@ def device_taint_rule(doc: Mapping[str, Any]) -> DeviceTaintRule:
     root = Fields(doc, obj=describe(doc))
     spec = root.sub("spec")
     selector, taint = spec.sub("deviceSelector"), spec.sub("taint")
+    for unmodelled in ("deviceClassName", "selectors"):  # v1alpha3 has them (v1.34.3)
+        if selector.has(unmodelled):
+            raise selector.fail(
+                unmodelled, "not modelled by simulate (it selects by driver, pool and device)"
+            )
     effect = taint.need("effect", str)
     if effect not in EFFECTS:
         raise taint.fail("effect", f"{effect!r}: expected {' or '.join(EFFECTS)}")

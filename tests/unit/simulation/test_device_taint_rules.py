@@ -79,3 +79,16 @@ def test_where_the_version_does_not_serve_rules_the_rule_is_left_out_with_a_warn
     )
     assert result["status"] == "Pending"
     assert "warning" not in err
+
+
+def test_a_rule_selecting_by_class_or_cel_is_refused_as_not_modelled(tmp_path: Path) -> None:
+    # v1.34.3's v1alpha3 selector also has deviceClassName and CEL selectors; simulate decides
+    # only driver, pool and device, and says so rather than "unknown field"
+    path = tmp_path / "scenario.yaml"
+    path.write_text(SCENARIO.replace("device: npu-0}", "device: npu-0, deviceClassName: x}"))
+    code, _, err = simulate("--scenario", str(path), *TAINTS_ON)
+    assert code == 4
+    assert (
+        "refused DeviceTaintRule maintenance: field spec.deviceSelector.deviceClassName: "
+        "not modelled by simulate (it selects by driver, pool and device)"
+    ) in err
