@@ -18,11 +18,11 @@ import tempfile
 import time
 from pathlib import Path
 
-from npu_dra.app.commands.simulate import node_plugin
+from npu_dra.adapters.simulation_files.generate import generated_scenario
 from npu_dra.app.container import container_for
 from npu_dra.app.options import defaults
-from npu_dra.app.simulation.generate import generated_scenario
 from npu_dra.app.simulation.run import simulate
+from npu_dra.app.wiring.simulated_nodes import node_plugin
 
 SIZES = (50, 500, 5000)
 PODS_PER_NODE = 4

@@ -20,10 +20,10 @@ from typing import Any
 
 import yaml
 
+from npu_dra.adapters.simulation_files.snapshot_load import load_snapshot
 from npu_dra.app.container import container_for
 from npu_dra.app.options import defaults
 from npu_dra.app.simulation.run import simulate
-from npu_dra.app.simulation.snapshot_load import load_snapshot
 
 DRIVER = "npu.huawei.com"
 NPUS = 8

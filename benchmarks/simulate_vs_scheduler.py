@@ -56,7 +56,7 @@ from kubernetes import client
 from kubernetes.watch.watch import iter_resp_lines
 
 from benchmarks.simulate import run_once
-from npu_dra.app.simulation.generate import DRIVER, documents
+from npu_dra.adapters.simulation_files.generate import DRIVER, documents
 from tests.e2e.test_simulate_vs_scheduler import _agrees, _api_object, _set_up, _simulate
 from tests.support.controlplane import ControlPlane, build_binaries
 

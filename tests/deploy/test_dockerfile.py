@@ -123,7 +123,7 @@ def test_the_build_context_alone_builds_a_wheel_with_the_command(tmp_path: Path)
         assert "npu-dra = npu_dra.app.cli:main" in archive.read(entry_points).decode()
     for module in (
         "npu_dra/app/cli.py",
-        "npu_dra/app/simulation/default.yaml",
+        "npu_dra/adapters/simulation_files/default.yaml",
         "npu_dra/app/device_plugin/liveness.py",
         "npu_dra/adapters/grpc/gen/dra/v1/api_pb2.py",
     ):

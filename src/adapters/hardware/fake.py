@@ -136,7 +136,10 @@ def _devices(spec: Mapping[str, Any], overrides: Mapping[int, Health]) -> tuple[
     facts = CHIPS.get(chip)
     memory = spec.get("memory") or (f"{facts.memory_mib}Mi" if facts else None)
     if memory is None:
-        raise ValueError(f"chip {chip!r} is not known: give 'memory'")
+        known = ", ".join(sorted(CHIPS))
+        raise ValueError(
+            f"chip {chip!r} is not known (known: {known}); for another chip, give 'memory'"
+        )
     numa = list(spec.get("numaNodes") or [None] * count)
     if len(numa) != count:
         raise ValueError(f"numaNodes has {len(numa)} entries for {count} chips")

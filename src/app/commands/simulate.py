@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from npu_dra.app import logs
-from npu_dra.app.options import Hardware, Settings, add_options, settings_from
+from npu_dra.app.options import Settings, add_options, settings_from
 
 FAILED_RUN = 1  # an error stopped the run
 UNUSABLE = 2  # the flags or the file are unusable: nothing ran
@@ -26,12 +26,9 @@ exit status:
 """
 
 if TYPE_CHECKING:
+    from npu_dra.adapters.simulation_files.scenario import Scenario
     from npu_dra.app.container import Container
-    from npu_dra.app.services.inventory import InventoryCache
-    from npu_dra.app.services.publisher import PoolPublisher
-    from npu_dra.app.simulation.node_plugins import NodePlugin
     from npu_dra.app.simulation.run import SimulationResult
-    from npu_dra.app.simulation.scenario import Scenario
 
 
 def register(subparsers: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None:
@@ -48,8 +45,8 @@ def register(subparsers: "argparse._SubParsersAction[argparse.ArgumentParser]") 
 
 def run(args: argparse.Namespace) -> int:
     """The simulation, on a thread that carries the nesting a real cluster's objects can have
-    (app/simulation/nesting.py) through every recursive step."""
-    from npu_dra.app.simulation.nesting import on_deep_stack
+    (adapters/simulation_files/nesting.py) through every recursive step."""
+    from npu_dra.adapters.simulation_files.nesting import on_deep_stack
 
     return on_deep_stack(lambda: _run(args))
 
@@ -57,8 +54,8 @@ def run(args: argparse.Namespace) -> int:
 def _run(args: argparse.Namespace) -> int:
     settings = settings_from(args).derive(cluster="memory")
     logs.configure(level=settings.log_level, fmt=settings.log_format)
+    from npu_dra.adapters.simulation_files.scenario import ScenarioError
     from npu_dra.app.container import container_for
-    from npu_dra.app.simulation.scenario import ScenarioError
     from npu_dra.domain.errors import DomainError
 
     if (settings.cordon or settings.remove_node or settings.unhealthy) and not settings.snapshot:
@@ -83,10 +80,30 @@ def _run(args: argparse.Namespace) -> int:
     except ScenarioError as error:
         print(f"npu-dra simulate: {error}", file=sys.stderr)
         return UNUSABLE
-    for refusal in scenario.refused:
-        print(f"npu-dra simulate: {scenario.source}: refused {refusal}", file=sys.stderr)
+    _notes(scenario, settings)
     code = _simulate(root, scenario, settings)
     return REFUSED_OBJECTS if scenario.refused and code in (0, FAILED_PODS) else code
+
+
+def _notes(scenario: "Scenario", settings: Settings) -> None:
+    """What the run leaves out, on stderr: refused objects, kinds it skips, features gated off."""
+    for refusal in scenario.refused:
+        print(f"npu-dra simulate: {scenario.source}: refused {refusal}", file=sys.stderr)
+    if scenario.skipped:
+        kinds = ", ".join(f"{n} {kind}" for kind, n in scenario.skipped.items())
+        print(
+            f"npu-dra simulate: {scenario.source}: skipped {kinds}: kinds simulate does not use",
+            file=sys.stderr,
+        )
+    for warning in _gated_off(scenario, settings):
+        print(f"npu-dra simulate: warning: {warning}", file=sys.stderr)
+
+
+def _gated_off(scenario: "Scenario", settings: Settings) -> list[str]:
+    from npu_dra.app.simulation.gated_off import gated_off
+    from npu_dra.domain.scheduling.versions import scheduler_version
+
+    return gated_off(scenario, settings.simulated or scheduler_version())
 
 
 def _decided_as(settings: Settings) -> Settings:
@@ -101,9 +118,9 @@ def _decided_as(settings: Settings) -> Settings:
 def _scenario(root: "Container", settings: Settings) -> "Scenario":
     """The scenario generated, read, or a cluster's snapshot with a scenario's what-ifs on top,
     its CEL selectors compiled as the API server would."""
-    from npu_dra.app.simulation.generate import generated_scenario
-    from npu_dra.app.simulation.scenario_load import load_scenario
-    from npu_dra.app.simulation.scenario_selectors import check_selectors
+    from npu_dra.adapters.simulation_files.generate import generated_scenario
+    from npu_dra.adapters.simulation_files.scenario_load import load_scenario
+    from npu_dra.adapters.simulation_files.scenario_selectors import check_selectors
 
     driver = settings.driver_name
     if settings.snapshot is not None:
@@ -116,9 +133,9 @@ def _scenario(root: "Container", settings: Settings) -> "Scenario":
 
 
 def _snapshot(settings: Settings) -> "Scenario":
-    from npu_dra.app.simulation.scenario_load import load_scenario
-    from npu_dra.app.simulation.snapshot_load import load_snapshot, with_overlay
-    from npu_dra.app.simulation.what_if import apply_what_ifs, what_ifs
+    from npu_dra.adapters.simulation_files.scenario_load import load_scenario
+    from npu_dra.adapters.simulation_files.snapshot_load import load_snapshot, with_overlay
+    from npu_dra.adapters.simulation_files.what_if import apply_what_ifs, what_ifs
 
     assert settings.snapshot is not None
     changes = what_ifs(settings.cordon, settings.remove_node, settings.unhealthy)
@@ -136,6 +153,7 @@ def _simulate(root: "Container", scenario: "Scenario", settings: Settings) -> in
     from npu_dra.app.simulation.render import render
     from npu_dra.app.simulation.run import simulate
     from npu_dra.app.simulation.summary import summary_line
+    from npu_dra.app.wiring.simulated_nodes import node_plugin
     from npu_dra.domain.errors import DomainError
 
     with tempfile.TemporaryDirectory(prefix="npu-dra-sim-") as scratch:
@@ -171,7 +189,8 @@ def _simulate(root: "Container", scenario: "Scenario", settings: Settings) -> in
 
 
 def _exit_code(result: "SimulationResult") -> int:
-    """--fail-on-pending: 3 when a pod is left pending or in error, naming them."""
+    """--fail-on-pending: 3 when a pod is left pending or in error, naming them with why."""
+    from npu_dra.app.simulation.render import status_text
     from npu_dra.app.simulation.summary import not_bound
 
     left = not_bound(result)
@@ -181,6 +200,8 @@ def _exit_code(result: "SimulationResult") -> int:
     more = f" and {len(left) - MAX_NAMED} more" if len(left) > MAX_NAMED else ""
     noun = "pod" if len(left) == 1 else "pods"
     print(f"npu-dra simulate: {len(left)} {noun} not bound: {names}{more}", file=sys.stderr)
+    for p in left[:MAX_NAMED]:
+        print(f"  {p.pod.namespace}/{p.pod.name}: {status_text(p)}", file=sys.stderr)
     return FAILED_PODS
 
 
@@ -194,64 +215,3 @@ def _print(text: str) -> int:
         os.dup2(devnull, sys.stdout.fileno())
         os.close(devnull)
     return 0
-
-
-def node_plugin(
-    root: "Container", scenario: "Scenario", index: int, base: Settings
-) -> "NodePlugin":
-    """The node's publisher now; its full plugin container (preparer, CDI and checkpoint
-    stores) only when a pod lands there, since wiring one costs milliseconds per node."""
-    from npu_dra.adapters.hardware.nvml.fake import is_gpu_description
-    from npu_dra.adapters.hardware.vnpu_probe import vnpu_probe_if_described
-    from npu_dra.app.container import node_container
-    from npu_dra.app.services.inventory import InventoryCache
-    from npu_dra.app.simulation.node_plugins import NodePlugin, NodeServices
-    from npu_dra.app.wiring.hardware import hardware_probe
-    from npu_dra.domain.ids import DriverName
-
-    name, hardware, sharing = scenario.nodes[index]
-    # An NVIDIA node's devices belong to the GPU profile and its driver; --driver-name names
-    # the Ascend nodes' driver.
-    gpu = is_gpu_description(hardware)
-    settings = base.derive(
-        node_name=name,
-        device_profile="gpu" if gpu else "npu",
-        driver_name="" if gpu else base.driver_name,
-        hardware=Hardware("fake", description=dict(hardware)),
-        cdi_root=base.cdi_root / name,
-        plugins_dir=base.plugins_dir / name,
-        vnpu="templates" if hardware.get("vnpu") else "none",
-        **sharing.settings(),
-    )
-    layout = root.cluster().partitionable_layout(node=name, driver=DriverName(base.driver_name))
-    inventory = InventoryCache(vnpu_probe_if_described(hardware_probe(settings), layout))
-    publisher = _publisher(root, settings, inventory)
-
-    def build() -> NodeServices:
-        node = node_container(root, settings)
-        return NodeServices(node.preparer(), node.cdi_store())
-
-    return NodePlugin(name, publisher, build, inventory)
-
-
-def _publisher(
-    root: "Container", settings: Settings, inventory: "InventoryCache"
-) -> "PoolPublisher":
-    """As the plugin publishes: unhealthy devices tainted where the server keeps taints (the
-    simulated version's DRADeviceTaints), else left out; chips shared as the node's sharedChips
-    (or --shared-chips) say, multi-allocatable where DRAConsumableCapacity is on."""
-    from npu_dra.app.services.device_taints import TaintMode
-    from npu_dra.app.services.publisher import PoolPublisher
-    from npu_dra.app.wiring.node import sharing_mode
-    from npu_dra.domain.device_taints import parse_taint_policy
-    from npu_dra.domain.ids import DriverName
-
-    driver = DriverName(settings.driver_name)
-    taints = None
-    if settings.simulated is not None and settings.simulated.on("DRADeviceTaints"):
-        policy = parse_taint_policy(settings.taint_effects)
-        taints = TaintMode(policy=policy, support=root.cluster(), driver=driver)
-    sharing = sharing_mode(settings, root.cluster())
-    return PoolPublisher(
-        inventory=inventory, cluster=root.cluster(), driver=driver, taints=taints, sharing=sharing
-    )

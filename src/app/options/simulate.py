@@ -21,7 +21,8 @@ SIMULATE = (
     Option(
         "scenario",
         ("--scenario",),
-        "Kubernetes-shaped YAML of nodes, classes, claims and pods (default: built-in)",
+        "Kubernetes-shaped YAML of nodes, classes, claims, pods and DeviceTaintRules "
+        "(default: built-in)",
         "",
         optional_path,
         metavar="FILE",
@@ -30,7 +31,8 @@ SIMULATE = (
         "snapshot",
         ("--from",),
         "a cluster's state as `kubectl get nodes,resourceslices,deviceclasses,resourceclaims,"
-        "resourceclaimtemplates,pods -A -o yaml` prints it; --scenario adds what-ifs on top",
+        "resourceclaimtemplates,pods -A -o yaml` prints it (other kinds are skipped); "
+        "--scenario adds what-ifs on top",
         "",
         optional_path,
         metavar="FILE",
@@ -66,8 +68,9 @@ SIMULATE = (
     Option(
         "search_budget",
         ("--search-budget",),
-        "allocation search steps per pod and node before a pod is reported Undecided "
-        "(kube-scheduler bounds the search by time instead: 10 s per node)",
+        "allocation search steps per pod and node before a pod is reported Undecided, unless "
+        "counting the node's devices rules it out (kube-scheduler bounds the search by time "
+        "instead: 10 s per node)",
         str(SEARCH_BUDGET),
         positive_int,
         metavar="STEPS",
@@ -83,8 +86,9 @@ SIMULATE = (
     Option(
         "explain",
         ("--explain",),
-        "for each pod left pending, each node's first reason (grouped): taint, selector, "
-        "devices matching/free/needed per request, constraint, CEL error",
+        "for each pod left pending or Undecided, each node's first reason (grouped): taint, "
+        "selector, devices matching/free/untolerated/needed per request, constraint, CEL error, "
+        "a search out of steps",
         "false",
         switch,
         "EXPLAIN",

@@ -4,21 +4,19 @@ API serves them, every allocation row and each prepared claim's CDI spec.
 """
 
 import json
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 from typing import Any
 
 import yaml
 
 from npu_dra.adapters.cdi.codec import encode as encode_cdi
+from npu_dra.app.simulation.render_capacity import capacity_document, capacity_rows
+from npu_dra.app.simulation.render_devices import counter_rows, device_rows
 from npu_dra.app.simulation.render_explain import explain_document, explain_section
 from npu_dra.app.simulation.render_refused import refused_document, refused_rows
 from npu_dra.app.simulation.render_shares import device_text, result_document, share_notes
 from npu_dra.app.simulation.run import PodResult, SimulationResult
 from npu_dra.app.simulation.summary import summary, summary_line
-from npu_dra.domain.device import NodeInventory
-from npu_dra.domain.ids import DeviceName
-from npu_dra.domain.pool import chip_layouts
-from npu_dra.domain.quantity import Quantity
 from npu_dra.domain.scheduling.versions import scheduler_version
 
 HEADERS = ("POD", "CLAIM", "NODE", "REQUEST", "DEVICE", "STATUS")
@@ -50,6 +48,7 @@ def as_document(result: SimulationResult) -> dict[str, Any]:
         "summary": summary(result),
         "refused": refused_document(result),
         "decidedAs": _decided_as(result),
+        "capacity": capacity_document(result),
     }
 
 
@@ -67,9 +66,10 @@ def render_text(result: SimulationResult) -> str:
     return "\n".join(
         [
             "# Nodes and devices",
-            _table([DEVICE_HEADERS, *_device_rows(result)]),
+            _table([DEVICE_HEADERS, *device_rows(result)]),
             "",
             *_counters_section(result),
+            *_capacity_section(result),
             "# Pods (in creation order)",
             _table([POD_HEADERS, *_pod_table_rows(result)]),
             "",
@@ -82,6 +82,17 @@ def render_text(result: SimulationResult) -> str:
     )
 
 
+def _capacity_section(result: SimulationResult) -> list[str]:
+    by_chip, by_group = capacity_rows(result)
+    return [
+        "# Capacity (devices per chip model, and per node group)",
+        _table(by_chip),
+        "",
+        _table(by_group),
+        "",
+    ]
+
+
 def _refused_section(result: SimulationResult) -> list[str]:
     rows = refused_rows(result)
     if not rows:
@@ -89,126 +100,11 @@ def _refused_section(result: SimulationResult) -> list[str]:
     return ["# Refused objects (left out: the API server would refuse them)", _table(rows), ""]
 
 
-def _holders(result: SimulationResult) -> dict[tuple[str, str, str], str]:
-    """Who holds each device: the claims allocated before the run, then the pods bound in it."""
-    held = {key: f"claim {who}" for key, who in result.held_before.items()}
-    for pod in result.pods:
-        for claim in pod.claims:
-            for r in claim.allocation.results if claim.allocation and pod.node else ():
-                who = f"{pod.pod.namespace}/{pod.pod.name}"
-                key = (r.driver, r.pool, r.device)
-                if who not in held.get(key, "").split(","):  # two shares of one chip: once
-                    held[key] = f"{held[key]},{who}" if key in held else who
-    return held
-
-
-def _device_rows(result: SimulationResult) -> Iterator[tuple[str, ...]]:
-    """Every NPU a node has, published or not (unusable NPUs are left out of the pool)."""
-    if not result.inventories:
-        yield from _published_rows(result)
-        return
-    held = _holders(result)
-    pools = {(s["spec"]["nodeName"], s["spec"]["driver"]) for s in result.slices}
-    drivers = {node: driver for node, driver in pools}
-    for inventory in sorted(result.inventories, key=lambda i: i.node):
-        for d in inventory.devices:
-            key = (drivers.get(inventory.node, ""), inventory.node, d.name)
-            health = d.health.value if d.health.usable else f"{d.health.value} (not published)"
-            yield (
-                inventory.node,
-                d.name,
-                d.chip_name,
-                "-" if d.numa_node is None else str(d.numa_node),
-                d.topology_group or "-",
-                str(Quantity.of_bytes(d.memory_bytes)),
-                health,
-                held.get(key, "-"),
-            )
-            yield from _vnpu_rows(inventory, d.name, key[0], held)
-
-
-def _vnpu_rows(
-    inventory: NodeInventory,
-    chip: DeviceName,
-    driver: str,
-    held: Mapping[tuple[str, str, str], str],
-) -> Iterator[tuple[str, ...]]:
-    """A chip's vNPU devices, under it: template, share of memory, who holds it."""
-    layout = chip_layouts(inventory).get(chip)
-    for p in layout.vnpu_devices if layout else ():
-        device = inventory.get(p.parent)
-        yield (
-            inventory.node,
-            f"  {p.name}",
-            f"{p.template.name} of {p.parent}",
-            "-" if device is None or device.numa_node is None else str(device.numa_node),
-            "-" if device is None else device.topology_group or "-",
-            str(p.capacity()["memCapacity"]),
-            "-" if device is None else device.health.value,
-            held.get((driver, inventory.node, p.name), "-"),
-        )
-
-
 def _counters_section(result: SimulationResult) -> list[str]:
-    rows = sorted(_counter_rows(result))
+    rows = sorted(counter_rows(result))
     if not rows:
         return []
     return ["# Shared counters (partitionable devices)", _table([COUNTER_HEADERS, *rows]), ""]
-
-
-def _counter_rows(result: SimulationResult) -> Iterator[tuple[str, ...]]:
-    held = _holders(result)
-    for s in sorted(result.slices, key=lambda s: (s["spec"].get("nodeName", ""), _name(s))):
-        spec = s["spec"]
-        used: dict[tuple[str, str], Quantity] = {}
-        for device in spec.get("devices") or []:
-            if (spec["driver"], spec["pool"]["name"], device["name"]) not in held:
-                continue
-            for consumed in device.get("consumesCounters") or []:
-                for name, value in consumed["counters"].items():
-                    key = (consumed["counterSet"], name)
-                    before = used.get(key, Quantity.of_bytes(0)).value
-                    used[key] = Quantity(before + Quantity.parse(value["value"]).value)
-        for counter_set in spec.get("sharedCounters") or []:
-            for name, value in sorted(counter_set["counters"].items()):
-                taken = used.get((counter_set["name"], name))
-                yield (
-                    str(spec.get("nodeName", "-")),
-                    counter_set["name"],
-                    name,
-                    str(value["value"]),
-                    "0" if taken is None else taken.text,
-                )
-
-
-def _published_rows(result: SimulationResult) -> Iterator[tuple[str, ...]]:
-    held = _holders(result)
-    for s in sorted(result.slices, key=lambda s: (s["spec"].get("nodeName", ""), _name(s))):
-        spec = s["spec"]
-        for device in spec.get("devices") or []:
-            attributes: Mapping[str, Any] = device.get("attributes") or {}
-            capacity: Mapping[str, Any] = device.get("capacity") or {}
-            key = (spec["driver"], spec["pool"]["name"], device["name"])
-            yield (
-                str(spec.get("nodeName", "-")),
-                device["name"],
-                _value(attributes.get("chipName")),
-                _value(attributes.get("numaNode")),
-                _value(attributes.get("topologyGroup")),
-                str((capacity.get("memCapacity") or {}).get("value", "-")),
-                "Healthy",
-                held.get(key, "-"),
-            )
-
-
-def _name(obj: Mapping[str, Any]) -> str:
-    return str(obj.get("metadata", {}).get("name", ""))
-
-
-def _value(attribute: Mapping[str, Any] | None) -> str:
-    if not attribute:
-        return "-"
-    return str(next(iter(attribute.values())))
 
 
 def _pod_table_rows(result: SimulationResult) -> Iterator[tuple[str, ...]]:
@@ -217,14 +113,14 @@ def _pod_table_rows(result: SimulationResult) -> Iterator[tuple[str, ...]]:
         node = "-" if pod.node is None else _node_text(pod)
         claims = pod.claims or ()
         if not claims:
-            yield (name, "-", node, "-", _status(pod))
+            yield (name, "-", node, "-", status_text(pod))
         for claim in claims:
             devices = claim.allocation.results if claim.allocation and pod.node else ()
             listed = ",".join(device_text(r) for r in devices) or "-"
             for other in pod.other_choices:
                 if claim.ref.name in other:
                     listed += f" (or {','.join(other[claim.ref.name])})"
-            yield (name, claim.ref.name, node, listed, _status(pod))
+            yield (name, claim.ref.name, node, listed, status_text(pod))
 
 
 def _node_text(pod: PodResult) -> str:
@@ -233,7 +129,8 @@ def _node_text(pod: PodResult) -> str:
     return str(pod.node)
 
 
-def _status(pod: PodResult) -> str:
+def status_text(pod: PodResult) -> str:
+    """The status column: the status and its reason, or the prepare error."""
     errors = [o.error for o in pod.outcomes.values() if o.error]
     if errors:
         return f"Error: {errors[0]}"
@@ -281,7 +178,7 @@ def _pod_rows(pod: PodResult) -> Iterator[tuple[str, ...]]:
         return
     for claim in pod.claims:
         outcome = pod.outcomes.get(claim.ref.uid)
-        status = "Prepared" if outcome and outcome.error is None else _status(pod)
+        status = "Prepared" if outcome and outcome.error is None else status_text(pod)
         results = claim.allocation.results if claim.allocation else ()
         for r in results:
             yield (name, claim.ref.name, pod.node, r.request, r.device, status)

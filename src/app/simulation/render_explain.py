@@ -20,6 +20,9 @@ def explain_section(result: SimulationResult) -> list[str]:
     for pod in pending:
         lines.append(f"{pod.pod.namespace}/{pod.pod.name}")
         for r in pod.explanation:
+            if not r.nodes:  # no node to name: the cluster has none
+                lines.append(f"  {r.reason}")
+                continue
             names = ", ".join(r.nodes[:SHOWN_NODES])
             if len(r.nodes) > SHOWN_NODES:
                 names += f" and {len(r.nodes) - SHOWN_NODES} more"

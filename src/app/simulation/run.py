@@ -12,15 +12,10 @@ import attrs
 
 from npu_dra.adapters.kube_shapes.claims import claim_from_api, device_class_from_api
 from npu_dra.adapters.kube_shapes.slices import slice_from_api
+from npu_dra.adapters.simulation_files.scenario import Refusal, Scenario, SimPod
 from npu_dra.app.simulation.api_objects import ApiObjects
-from npu_dra.app.simulation.bound_pods import BoundPods
-from npu_dra.app.simulation.explain import NodeReason
-from npu_dra.app.simulation.explain import explain as why_pending
-from npu_dra.app.simulation.extended import class_mapping, special_claim
-from npu_dra.app.simulation.index import ClusterIndex
 from npu_dra.app.simulation.node_plugins import NodePlugin
-from npu_dra.app.simulation.scenario import PodClaim, Refusal, Scenario, SimPod
-from npu_dra.app.simulation.schedule import Decision, schedule_pod
+from npu_dra.app.simulation.pod_claims import claim_for
 from npu_dra.domain.cdi import CdiSpec
 from npu_dra.domain.claims import AllocationResult, ResourceClaim
 from npu_dra.domain.device import NodeInventory
@@ -28,8 +23,20 @@ from npu_dra.domain.ids import ClaimUID, NodeName
 from npu_dra.domain.pool import ResourceSlice
 from npu_dra.domain.prepare import ClaimOutcome
 from npu_dra.domain.scheduling.allocator import DEFAULT_STEP_BUDGET
+from npu_dra.domain.scheduling.bound_pods import BoundPods
+from npu_dra.domain.scheduling.dra_filter import NO_NODES
+from npu_dra.domain.scheduling.explain import NodeReason, Outcome
+from npu_dra.domain.scheduling.explain import explain as why_pending
+from npu_dra.domain.scheduling.extended import class_mapping, special_claim
+from npu_dra.domain.scheduling.index import ClusterIndex
 from npu_dra.domain.scheduling.matcher import Matcher
 from npu_dra.domain.scheduling.ports import SelectorEvaluator
+from npu_dra.domain.scheduling.schedule import Decision, schedule_pod
+from npu_dra.domain.scheduling.taint_rules import (
+    DeviceTaintRule,
+    rules_served,
+    with_taint_rules,
+)
 from npu_dra.domain.scheduling.versions import SchedulerVersion, scheduler_version
 
 
@@ -48,6 +55,8 @@ class PodResult:
     # a node's pools and slices in random order)
     other_choices: tuple[Mapping[str, tuple[str, ...]], ...] = ()
     explanation: tuple[NodeReason, ...] = ()  # --explain: why it is pending, per node
+    undecided: tuple[str, ...] = ()  # the nodes whose search ran out of its step budget
+    kept_out: bool = False  # never before the nodes: a claim missing, an extended resource unmapped
 
 
 @attrs.frozen
@@ -60,6 +69,7 @@ class SimulationResult:
     held_before: Mapping[tuple[str, str, str], str] = attrs.field(factory=dict)
     refused: tuple[Refusal, ...] = ()  # the scenario's objects the API server would refuse
     version: SchedulerVersion | None = None  # what it decided as
+    taint_rules: tuple[DeviceTaintRule, ...] = ()  # the DeviceTaintRules the version served
 
 
 def simulate(
@@ -77,19 +87,19 @@ def simulate(
     """What each node publishes, then each pod's decision and, once bound, its preparation, as
     `version` (default: v1.34.3, default gates) decides; `on_pod` hears each pod done."""
     version = version or scheduler_version()
-    published = _publish(scenario, cluster, plugins)
+    rules = scenario.taint_rules if rules_served(version) else ()
+    published = with_taint_rules(_publish(scenario, cluster, plugins), rules)
     slices = tuple(cluster.list("ResourceSlice"))
     index = _cluster_index(scenario, published, consumable=version.on("DRAConsumableCapacity"))
     classes = {c.name: c for c in map(device_class_from_api, scenario.device_classes)}
     matcher = Matcher(evaluator)
     by_node, results = {p.name: p for p in plugins}, []
     run_pod = _pod_runner(scenario, version, budget)
+    asked = Outcome(budget=budget, device_taints=version.allocator.device_taints)
     for pod in scenario.pods:
         result = run_pod(pod, cluster, index, classes, matcher)
-        if explain and result.status == "Pending" and result.claims:
-            why = why_pending(
-                pod.placement, result.claims, index=index, classes=classes, matcher=matcher
-            )
+        if explain and result.status in ("Pending", "Undecided"):
+            why = _why(result, index, classes, matcher, asked)
             result = attrs.evolve(result, explanation=why)
         if result.node is not None and prepare and result.node in by_node:
             result = _prepared(result, by_node[result.node])
@@ -98,7 +108,25 @@ def simulate(
             on_pod(len(results))
     found = tuple(p.inventory.current() for p in plugins if p.inventory is not None)
     held, specs = _held_before(scenario), _cdi_specs(plugins)
-    return SimulationResult(slices, tuple(results), specs, found, held, scenario.refused, version)
+    return SimulationResult(
+        slices, tuple(results), specs, found, held, scenario.refused, version, rules
+    )
+
+
+def _why(
+    result: PodResult,
+    index: ClusterIndex,
+    classes: Mapping[Any, Any],
+    matcher: Matcher,
+    asked: Outcome,  # the step budget and the rules the pods were decided with
+) -> tuple[NodeReason, ...]:
+    """--explain for a pod left pending or undecided."""
+    undecided, reason = frozenset(result.undecided), result.reason
+    outcome = attrs.evolve(asked, reason=reason, undecided=undecided, kept_out=result.kept_out)
+    placement, claims = result.pod.placement, result.claims
+    return why_pending(
+        placement, claims, index=index, classes=classes, matcher=matcher, outcome=outcome
+    )
 
 
 def _pod_runner(
@@ -194,21 +222,28 @@ def _run_pod(
         )
     unmapped = sorted({r.resource for r in pod.extended if r.resource not in mapping})
     if unmapped:  # NodeResourcesFit: no node offers it, no DeviceClass maps it
-        total = len(index.nodes)
-        reason = f"0/{total} nodes are available: {total} Insufficient {', '.join(unmapped)}."
-        return PodResult(pod, None, (), reason, status="Pending")
+        total, names = len(index.nodes), ", ".join(unmapped)
+        reason = (
+            f"0/{total} nodes are available: {total} Insufficient {names}." if total else NO_NODES
+        )
+        return PodResult(pod, None, (), reason, status="Pending", kept_out=True)
     try:
-        claims = [_claim_for(pod, entry, cluster) for entry in pod.claims]
+        claims = [claim_for(pod, entry, cluster) for entry in pod.claims]
         if pod.extended:
             special = special_claim(pod.name, pod.namespace, pod.extended, mapping)
             claims.append(claim_from_api(cluster.create(special)))
     except LookupError as missing:
         reason = f"{missing.args[0]}: kept out of the scheduling queue (PreEnqueue)"
-        return PodResult(pod, None, (), reason, status="Pending")
+        return PodResult(pod, None, (), reason, status="Pending", kept_out=True)
     decision = schedule(pod.placement, claims, index=index, classes=classes, matcher=matcher)
     if decision.node is None:
         return PodResult(
-            pod, None, tuple(claims), decision.reason, status=decision.status, fitting=0
+            pod,
+            None,
+            tuple(claims),
+            decision.reason,
+            status=decision.status,
+            undecided=decision.undecided,
         )
     return _bind(pod, claims, decision, cluster, index)
 
@@ -247,32 +282,3 @@ def _bind(
             for choice in decision.other_choices
         ),
     )
-
-
-def _claim_for(pod: SimPod, entry: PodClaim, cluster: ApiObjects) -> ResourceClaim:
-    if entry.claim is not None:
-        found = cluster.get("ResourceClaim", entry.claim, pod.namespace)
-        if found is None:
-            raise LookupError(f"resourceclaim {pod.namespace}/{entry.claim} not found")
-        return claim_from_api(found)
-    template = cluster.get("ResourceClaimTemplate", entry.template or "", pod.namespace)
-    if template is None:  # the resourceclaim controller makes no claim; PreEnqueue says so
-        raise LookupError(
-            f'pod "{pod.namespace}/{pod.name}": ResourceClaim not created yet (its template '
-            f"{pod.namespace}/{entry.template} not found)"
-        )
-    return claim_from_api(cluster.create(_generated_claim(pod, entry, template)))
-
-
-def _generated_claim(pod: SimPod, entry: PodClaim, template: Mapping[str, Any]) -> dict[str, Any]:
-    """What the resourceclaim controller creates for a pod's template reference."""
-    return {
-        "apiVersion": "resource.k8s.io/v1",
-        "kind": "ResourceClaim",
-        "metadata": {
-            "generateName": f"{pod.name}-{entry.name}-",
-            "namespace": pod.namespace,
-            "annotations": {"resource.kubernetes.io/pod-claim-name": entry.name},
-        },
-        "spec": template["spec"]["spec"],
-    }

@@ -16,7 +16,7 @@ MIB = 1 << 20
 TOO_MANY_PODS = "Too many pods"
 
 
-@attrs.frozen(cache_hash=True)  # part of every node class's key (app/simulation/index.py)
+@attrs.frozen(cache_hash=True)  # part of every node class's key (domain/scheduling/index.py)
 class Resources:
     cpu: int = 0  # millicores (Quantity.MilliValue: rounded up)
     memory: int = 0  # bytes (Quantity.Value: rounded up)

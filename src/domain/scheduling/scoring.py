@@ -24,7 +24,7 @@ kubernetes v1.34.3 unless named:
   ScheduleAnyway constraints, fewer matching pods in the node's domains scoring higher.
 - InterPodAffinity 2 (pod_affinity.py `topology_scores`): summed term weights of the node's
   domains, normalized from the lowest (0) to the highest (100), truncated (NormalizeScore).
-ImageLocality gives every node the same score here (app/simulation/choose.py says why).
+ImageLocality gives every node the same score here (domain/scheduling/choose.py says why).
 """
 
 from collections.abc import Sequence

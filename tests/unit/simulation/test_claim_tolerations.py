@@ -7,9 +7,9 @@ from pathlib import Path
 import pytest
 
 from npu_dra.adapters.kube_shapes.claims import claim_from_api
-from npu_dra.app.simulation.scenario import ScenarioError
-from npu_dra.app.simulation.scenario_load import parse_scenario
-from npu_dra.app.simulation.snapshot_load import load_snapshot
+from npu_dra.adapters.simulation_files.scenario import ScenarioError
+from npu_dra.adapters.simulation_files.scenario_load import parse_scenario
+from npu_dra.adapters.simulation_files.snapshot_load import load_snapshot
 from npu_dra.domain.device_tolerations import DeviceToleration, TolerationOperator
 
 NODE = """\

@@ -4,7 +4,6 @@ untouched. With the gate off a snapshot's share holds its device whole."""
 
 from __future__ import annotations
 
-from npu_dra.app.simulation.index import ClusterIndex
 from npu_dra.domain.claims import AllocationResult
 from npu_dra.domain.ids import DeviceName, DriverName, NodeName, PoolName, RequestName
 from npu_dra.domain.pool import (
@@ -15,6 +14,7 @@ from npu_dra.domain.pool import (
     ResourceSlice,
 )
 from npu_dra.domain.quantity import Quantity
+from npu_dra.domain.scheduling.index import ClusterIndex
 from npu_dra.domain.scheduling.placement import SchedNode
 
 DRIVER = DriverName("npu.example")

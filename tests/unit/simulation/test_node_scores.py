@@ -1,6 +1,6 @@
 """Where several nodes fit, the scores decide as kube-scheduler's default profile does, and
 "any of N" counts only the nodes tied for the best score (domain/scheduling/scoring.py,
-app/simulation/choose.py). The numbers in the comments are worked in test_scoring_formulas.py's
+domain/scheduling/choose.py). The numbers in the comments are worked in test_scoring_formulas.py's
 way: TaintToleration x3, NodeAffinity x2, LeastAllocated and BalancedAllocation x1."""
 
 from __future__ import annotations

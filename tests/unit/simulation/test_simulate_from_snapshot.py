@@ -95,6 +95,20 @@ def test_a_scenario_on_top_adds_room_and_pods(tmp_path: Path) -> None:
     assert list(decided)[-1] == "demo/what-if"  # after the snapshot's pending pods
 
 
+def test_the_devices_table_lists_the_snapshots_nodes_beside_the_scenarios(
+    tmp_path: Path,
+) -> None:
+    overlay = tmp_path / "what-if.yaml"
+    overlay.write_text(MORE_ROOM)
+    code, out, err = simulate("--from", str(SNAPSHOT), "--scenario", str(overlay))
+    assert code == 0, err
+    table = out.split("# Pods")[0]
+    listed = {tuple(line.split()[:2]) for line in table.splitlines()[2:] if line.strip()}
+    assert {("node-a", "npu-0"), ("node-c", "gpu-1"), ("extra", "npu-3")} <= listed
+    held = {line.split()[1]: line.split()[-1] for line in table.splitlines() if "node-a" in line}
+    assert held["npu-0"] == "demo/held"
+
+
 def test_kubectls_json_reads_the_same(tmp_path: Path) -> None:
     as_json = tmp_path / "snapshot.json"
     as_json.write_text(json.dumps(yaml.safe_load(SNAPSHOT.read_text())))
@@ -103,17 +117,38 @@ def test_kubectls_json_reads_the_same(tmp_path: Path) -> None:
     assert json.loads(out)["allocations"] == run()["allocations"]
 
 
+SERVICES = """\
+- apiVersion: v1
+  kind: Service
+  metadata: {name: web, namespace: demo}
+  spec: {ports: [{port: 80}], selector: {app: web}}
+- apiVersion: apps/v1
+  kind: Deployment
+  metadata: {name: web, namespace: demo}
+  spec: {replicas: 1}
+- apiVersion: v1
+  kind: Service
+  metadata: {name: kubernetes, namespace: default}
+"""
+
+
+def test_kinds_simulate_does_not_use_are_skipped_and_named_once(tmp_path: Path) -> None:
+    # what `kubectl get all` adds: Services, Deployments; the rest decides as without them
+    snapshot = tmp_path / "snapshot.yaml"
+    snapshot.write_text(SNAPSHOT.read_text().rstrip("\n") + "\n" + SERVICES)
+    code, out, err = simulate("--from", str(snapshot), "-o", "json")
+    assert code == 0, err
+    assert json.loads(out)["allocations"] == run()["allocations"]
+    note = "skipped 1 Deployment, 2 Service: kinds simulate does not use"
+    assert err.count(note) == 1, err
+    assert err.count("skipped") == 1, err
+
+
 @pytest.mark.parametrize(
     ("change", "complaint"),
     [
         (("    - {name: npu-0, attributes:", "    - {name: npu-0, atributes:"), "atributes"),
-        (
-            (
-                "  kind: Node\n  metadata:\n    name: node-c",
-                "  kind: ConfigMap\n  metadata:\n    name: node-c",
-            ),
-            "ConfigMap",
-        ),
+        (("  kind: Node\n  metadata:\n    name: node-c", "  metadata:\n    name: node-c"), "kind"),
         (
             ("    unschedulable: true", "    unschedulable: true\n    unshedulable: true"),
             "unshedulable",
@@ -154,6 +189,14 @@ def test_cordon_remove_and_unhealthy_flags_change_the_snapshot_before_scheduling
     # npu-2 and npu-3 of node-a failed: second has no two free NPUs left (node-b is cordoned).
     short = pods(run("--unhealthy", "node-a/npu-3,node-a/npu-2"))
     assert short["demo/second"]["status"] == "Pending"
+
+
+def test_with_every_node_removed_pods_get_the_schedulers_no_nodes_words() -> None:
+    document = run("--remove-node", "node-a,node-b,node-c", "--explain")
+    for pod in document["pods"]:
+        assert pod["status"] == "Pending"
+        assert pod["reason"] == "no nodes available to schedule pods"
+        assert pod["explain"] == [{"reason": "no nodes available to schedule pods", "nodes": []}]
 
 
 @pytest.mark.parametrize(

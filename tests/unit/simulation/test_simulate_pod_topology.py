@@ -1,5 +1,5 @@
 """`simulate` decides inter-pod (anti-)affinity and topology spread as kube-scheduler does
-(app/simulation/pod_topology.py over domain/scheduling/pod_affinity.py, topology_spread.py):
+(domain/scheduling/pod_topology.py over domain/scheduling/pod_affinity.py, topology_spread.py):
 against the pods it bound earlier in the run and a snapshot's bound pods, with the scheduler's
 pending messages, and the fields decoded and refused as the API server does."""
 

@@ -7,10 +7,10 @@ from collections.abc import Callable, Sequence
 
 import attrs
 
-from npu_dra.app.simulation.index import NodeState
 from npu_dra.domain.claims import Allocation, ResourceClaim
 from npu_dra.domain.ids import NodeName
 from npu_dra.domain.scheduling.allocator import AllocationError, SearchBudgetExceeded
+from npu_dra.domain.scheduling.index import NodeState
 from npu_dra.domain.scheduling.pools import Pool, walk_orders
 
 Attempt = Callable[..., tuple[Allocation, ...] | None]  # allocate_claims for one pod's claims

@@ -20,15 +20,21 @@ from typing import Any
 import attrs
 
 from npu_dra.adapters.kube_shapes.reader import Fields, describe
-from npu_dra.app.simulation.scenario import PodClaim, Scenario, ScenarioError, SimPod
-from npu_dra.app.simulation.scenario_claims import check_claim_objects
-from npu_dra.app.simulation.scenario_load import MAX_NODES, MAX_PODS, documents_of, read_text
-from npu_dra.app.simulation.scenario_placement import node_labels, node_taints
-from npu_dra.app.simulation.scenario_pod_terms import namespace_labels, pod_terms
-from npu_dra.app.simulation.scenario_pods import sim_pod
-from npu_dra.app.simulation.scenario_resources import pod_resources, reported_allocatable
-from npu_dra.app.simulation.strict import check_known_fields
-from npu_dra.app.simulation.what_if import CORDONED
+from npu_dra.adapters.simulation_files.scenario import PodClaim, Scenario, ScenarioError, SimPod
+from npu_dra.adapters.simulation_files.scenario_claims import check_claim_objects
+from npu_dra.adapters.simulation_files.scenario_load import (
+    MAX_NODES,
+    MAX_PODS,
+    documents_of,
+    read_text,
+)
+from npu_dra.adapters.simulation_files.scenario_placement import node_labels, node_taints
+from npu_dra.adapters.simulation_files.scenario_pod_terms import namespace_labels, pod_terms
+from npu_dra.adapters.simulation_files.scenario_pods import sim_pod
+from npu_dra.adapters.simulation_files.scenario_resources import pod_resources, reported_allocatable
+from npu_dra.adapters.simulation_files.strict import check_known_fields
+from npu_dra.adapters.simulation_files.taint_rules import device_taint_rule
+from npu_dra.adapters.simulation_files.what_if import CORDONED
 from npu_dra.domain.errors import DomainError
 from npu_dra.domain.scheduling.placement import SchedNode
 from npu_dra.domain.scheduling.pod_terms import PodTerms
@@ -42,6 +48,7 @@ KINDS = (
     "ResourceClaim",
     "ResourceClaimTemplate",
     "Pod",
+    "DeviceTaintRule",
 )
 FINISHED = ("Succeeded", "Failed")  # their claims' allocations still count, the pods do not
 MAX_SLICES = 200_000  # a 5,000-node cluster with a vNPU slice per chip of 16-chip nodes is 80,000
@@ -50,7 +57,8 @@ MAX_SLICES = 200_000  # a 5,000-node cluster with a vNPU slice per chip of 16-ch
 def load_snapshot(path: Path) -> Scenario:
     documents = documents_of(read_text(path), str(path))
     try:
-        return _snapshot(str(path), _by_kind(str(path), _objects(documents)))
+        by_kind, skipped = _by_kind(str(path), _objects(documents))
+        return attrs.evolve(_snapshot(str(path), by_kind), skipped=skipped)
     except DomainError as error:
         raise ScenarioError(f"{path}: {error}") from error
 
@@ -66,21 +74,28 @@ def _objects(documents: list[Any]) -> list[Any]:
     return found
 
 
-def _by_kind(source: str, objects: list[Any]) -> dict[str, list[Mapping[str, Any]]]:
+def _by_kind(
+    source: str, objects: list[Any]
+) -> tuple[dict[str, list[Mapping[str, Any]]], dict[str, int]]:
+    """The objects simulate uses, by kind, and how many of each other kind were skipped (what
+    `kubectl get all` adds: Services, Deployments...)."""
     by_kind: dict[str, list[Mapping[str, Any]]] = {k: [] for k in KINDS}
+    skipped: dict[str, int] = {}
     for index, obj in enumerate(objects):
         kind = obj.get("kind") if isinstance(obj, Mapping) else None
-        if kind not in KINDS:
-            where = describe(obj) if isinstance(kind, str) else f"object {index + 1}"
+        if not isinstance(kind, str) or not kind:
             raise ScenarioError(
-                f"{source}: {where}: kind {kind!r} is not one of {', '.join(KINDS)}"
+                f"{source}: object {index + 1}: kind {kind!r} is not one of {', '.join(KINDS)}"
             )
-        check_known_fields(obj, str(kind))
-        by_kind[str(kind)].append(obj)
+        if kind not in KINDS:
+            skipped[kind] = skipped.get(kind, 0) + 1
+            continue
+        check_known_fields(obj, kind)
+        by_kind[kind].append(obj)
     for kind, limit in (("Node", MAX_NODES), ("Pod", MAX_PODS), ("ResourceSlice", MAX_SLICES)):
         if len(by_kind[kind]) > limit:
             raise ScenarioError(f"{source}: {len(by_kind[kind])} {kind} objects: at most {limit}")
-    return by_kind
+    return by_kind, dict(sorted(skipped.items()))
 
 
 def _snapshot(source: str, by_kind: Mapping[str, list[Mapping[str, Any]]]) -> Scenario:
@@ -108,6 +123,7 @@ def _snapshot(source: str, by_kind: Mapping[str, list[Mapping[str, Any]]]) -> Sc
         bound=bound,
         namespaces=namespace_labels(by_kind["Namespace"]),
         bound_terms={name: _terms(p) for (name, _), p in zip(bound, on_nodes, strict=True)},
+        taint_rules=tuple(map(device_taint_rule, by_kind["DeviceTaintRule"])),
     )
 
 
@@ -187,6 +203,7 @@ def with_overlay(snapshot: Scenario, overlay: Scenario) -> Scenario:
         claims=(*snapshot.claims, *overlay.claims),
         templates=(*snapshot.templates, *overlay.templates),
         pods=(*snapshot.pods, *overlay.pods),
+        taint_rules=(*snapshot.taint_rules, *overlay.taint_rules),
         refused=(*snapshot.refused, *overlay.refused),
         namespaces={**snapshot.namespaces, **overlay.namespaces},
     )

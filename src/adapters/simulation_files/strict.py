@@ -122,7 +122,15 @@ _SLICE_DEVICE = {
     "consumesCounters": [{"counterSet": None, "counters": ANY}],
     "taints": [{"key": None, "value": None, "effect": None, "timeAdded": None}],
 }
+_TAINT_RULE = {
+    "deviceSelector": {
+        **dict.fromkeys(("driver", "pool", "device", "deviceClassName")),
+        "selectors": [_SELECTOR],
+    },
+    "taint": dict.fromkeys(("key", "value", "effect", "timeAdded")),
+}
 SCHEMAS: dict[str, dict[str, Any]] = {
+    "DeviceTaintRule": {**_TOP, "spec": _TAINT_RULE, "status": ANY},
     "Namespace": {**_TOP, "spec": ANY, "status": ANY},
     # What --from reads of a cluster (kubectl get -o yaml): resource.k8s.io/v1 and core/v1.
     "Node": {

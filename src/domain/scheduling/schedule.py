@@ -18,28 +18,29 @@ from functools import partial
 
 import attrs
 
-from npu_dra.app.simulation.choose import Choice, Fit, choose, names_nodes
-from npu_dra.app.simulation.index import HOSTNAME, ClassKey, ClusterIndex, NodeState
-from npu_dra.app.simulation.placed import Attempt, other_choices, placed
-from npu_dra.app.simulation.pod_topology import TopologyCheck, topology_check
 from npu_dra.domain.claims import Allocation, DeviceClass, ResourceClaim
 from npu_dra.domain.ids import DeviceClassName, NodeName
 from npu_dra.domain.scheduling.allocator import (
     DEFAULT_RULES,
     DEFAULT_STEP_BUDGET,
     AllocationError,
-    SearchBudgetExceeded,
-    allocate_claims,
 )
+from npu_dra.domain.scheduling.choose import Choice, Fit, choose, names_nodes
+from npu_dra.domain.scheduling.dra_filter import (
+    KEPT_COUNTERS,
+    NO_NODES,
+    UNDECIDED,
+    DraFilter,
+    dra_filter,
+)
+from npu_dra.domain.scheduling.index import HOSTNAME, ClassKey, ClusterIndex, NodeState
 from npu_dra.domain.scheduling.matcher import Matcher
+from npu_dra.domain.scheduling.placed import other_choices, placed
 from npu_dra.domain.scheduling.placement import Placement, filter_reason
+from npu_dra.domain.scheduling.pod_topology import TopologyCheck, topology_check
 from npu_dra.domain.scheduling.resources import insufficient
 from npu_dra.domain.scheduling.rules import AllocatorRules
 from npu_dra.domain.scheduling.scoring import V134_SCORING, ScoringRules
-
-NO_FIT = "cannot allocate all claims"
-UNDECIDED = "allocation search exceeded simulate's step budget"
-KEPT_COUNTERS = "counters kept"  # counted in `reasons`, never one of the scheduler's reasons
 
 
 @attrs.frozen
@@ -49,6 +50,8 @@ class Decision:
     status: str = "Bound"
     reason: str | None = None
     fitting: int = 0
+    # the nodes whose search ran out of its step budget where counting did not rule them out
+    undecided: tuple[str, ...] = ()
     # other allocations (same shape as `allocations`) the scheduler may make on the same node
     # when it walks the node's pools and slices in another order
     other_choices: tuple[tuple[Allocation | None, ...], ...] = ()
@@ -66,33 +69,27 @@ def schedule_pod(
     scoring: ScoringRules = V134_SCORING,
 ) -> Decision:
     """The pod's decision; binding it (ClusterIndex.bind) is the caller's."""
+    if not index.nodes:  # schedulePod's first check, before any plugin
+        return Decision(None, status="Pending", reason=NO_NODES)
     missing = _missing_class(claims, classes)
     if missing:
         return Decision(None, status="Pending", reason=missing)
     pending = [c for c in claims if c.allocation is None]
     pinned = {c.allocation.node_name for c in claims if c.allocation and c.allocation.node_name}
-    attempt = partial(
-        allocate_claims,
-        pending,
-        classes=classes,
-        allocated=index.allocated,
-        shared=index.shared,
-        matcher=matcher,
-        budget=budget,
-        rules=rules,
-    )
-    reasons: Counter[str] = Counter()
     check = topology_check(index, placement)
+    tally = dra_filter(
+        pending, index=index, classes=classes, matcher=matcher, budget=budget, rules=rules
+    )
     try:
-        fitting = _fitting(index, placement, attempt, reasons, pinned=pinned, check=check)
+        fitting = _fitting(index, placement, tally, pinned=pinned, check=check)
     except AllocationError as error:
         return Decision(None, status="Error", reason=str(error))
     if not fitting:
-        return _noted(_unschedulable(index, reasons), pending, rules, placement)
+        return _noted(_unschedulable(index, tally), pending, rules, placement)
     choice = choose(
         fitting, placement, claims, rules=scoring, cluster_size=len(index.nodes), check=check
     )
-    return _noted(_decided(claims, index, attempt, choice, reasons), pending, rules, placement)
+    return _noted(_decided(claims, index, choice, tally), pending, rules, placement)
 
 
 def _noted(
@@ -123,51 +120,37 @@ def _noted(
 def _fitting(
     index: ClusterIndex,
     placement: Placement,
-    attempt: Attempt,
-    reasons: Counter[str],
+    tally: DraFilter,
     *,
     pinned: set[NodeName],
     check: TopologyCheck,
 ) -> list[Fit]:
     """Per node class, least loaded first: the nodes that pass the filters and DRA's Filter,
-    with `reasons` counting every node by why it fits or not. AllocationError fails the pod."""
+    with the tally counting every node by why it fits or not. AllocationError fails the pod."""
     per_node = _needs_per_node_check(placement) or bool(pinned) or check.filters or check.scores
     fitting: list[Fit] = []
     for key in sorted(index.classes, key=index.least_loaded):
         passing, count = _passing(
-            index, key, placement, pinned, reasons, per_node=per_node, check=check
+            index, key, placement, pinned, tally.reasons, per_node=per_node, check=check
         )
         if not count:
             continue
-        representative = passing[0]
-        noted: set[NodeName] = set()
-        try:
-            found = attempt(
-                node=NodeName(representative.node.name),
-                pools=representative.pools,
-                counter_notes=noted,
-            )
-        except SearchBudgetExceeded:
-            reasons[UNDECIDED] += count
-            continue
-        reasons[KEPT_COUNTERS] += count if noted else 0
-        if found is None:
-            reasons[NO_FIT] += count
-            continue
-        fitting.append(Fit(representative, found, tuple(passing), count))
-        reasons["fit"] += count
+        found = tally.tried(passing, count, partial(index.members, key))
+        if found is not None:
+            fitting.append(Fit(passing[0], found, tuple(passing), count))
     return fitting
 
 
-def _unschedulable(index: ClusterIndex, reasons: Counter[str]) -> Decision:
+def _unschedulable(index: ClusterIndex, tally: DraFilter) -> Decision:
     """No node fits: the scheduler's "0/N nodes are available: ..." as FitError.Error() words it
     (kube-scheduler v1.34.3, framework/types.go): "<count> <reason>" strings sorted as strings
     (so "1 node(s)..." comes before "15 cannot..."), joined by ", ", ending in a period."""
-    total = len(index.nodes)
+    total, reasons = len(index.nodes), tally.reasons
     shown = (f"{n} {why}" for why, n in reasons.items() if n and why != KEPT_COUNTERS)
     text = f"0/{total} nodes are available: {', '.join(sorted(shown))}."
     status = "Undecided" if reasons[UNDECIDED] else "Pending"
-    return Decision(None, status=status, reason=" ".join(filter(None, [text, _kept(reasons)])))
+    reason = " ".join(filter(None, [text, _kept(reasons)]))
+    return Decision(None, status=status, reason=reason, undecided=tuple(tally.undecided))
 
 
 def _kept(reasons: Counter[str]) -> str | None:
@@ -183,16 +166,13 @@ def _kept(reasons: Counter[str]) -> str | None:
 
 
 def _decided(
-    claims: Sequence[ResourceClaim],
-    index: ClusterIndex,
-    attempt: Attempt,
-    choice: Choice,
-    reasons: Counter[str],
+    claims: Sequence[ResourceClaim], index: ClusterIndex, choice: Choice, tally: DraFilter
 ) -> Decision:
     """The pod on the chosen node, with the other devices the scheduler may pick there."""
     representative, found, target = choice.fit.representative, choice.fit.found, choice.node
     name = target.node.name
-    on_node = partial(attempt, node=NodeName(representative.node.name))
+    on_node = partial(tally.attempt, node=NodeName(representative.node.name))
+    reasons = tally.reasons
     others = other_choices(on_node, representative.pools, found)
     undecided = f"{reasons[UNDECIDED]} node(s) undecided: {UNDECIDED}" if reasons[UNDECIDED] else ""
     note = "; ".join(filter(None, [undecided, _kept(reasons)])) or None

@@ -14,9 +14,9 @@ from fractions import Fraction
 
 import attrs
 
-from npu_dra.app.simulation.bound_pods import BoundPods
 from npu_dra.domain.claims import AllocationResult
 from npu_dra.domain.pool import ResourceSlice
+from npu_dra.domain.scheduling.bound_pods import BoundPods
 from npu_dra.domain.scheduling.placement import SchedNode
 from npu_dra.domain.scheduling.pod_terms import PodTerms
 from npu_dra.domain.scheduling.pools import Candidate, DeviceKey, Pool, gather_pools

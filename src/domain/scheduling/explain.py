@@ -15,22 +15,23 @@ later pods have not taken anything yet.
 """
 
 from collections import Counter
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from fractions import Fraction
 
 import attrs
 
-from npu_dra.app.simulation.explain_capacity import has_room, no_room
-from npu_dra.app.simulation.explain_topology import topology_reason
-from npu_dra.app.simulation.index import ClusterIndex, NodeState
-from npu_dra.app.simulation.pod_topology import TopologyCheck, topology_check
-from npu_dra.domain.claims import AllocationMode, CapacityAmounts, DeviceClass, ResourceClaim
+from npu_dra.domain.claims import DeviceClass, ResourceClaim
 from npu_dra.domain.ids import DeviceClassName
 from npu_dra.domain.quantity import Quantity
 from npu_dra.domain.scheduling.constraints import lookup_attribute
-from npu_dra.domain.scheduling.counters import CounterBook, counter_book
+from npu_dra.domain.scheduling.counters import counter_book
+from npu_dra.domain.scheduling.counting import Need, count, needs
+from npu_dra.domain.scheduling.dra_filter import NO_NODES
+from npu_dra.domain.scheduling.explain_topology import topology_reason
+from npu_dra.domain.scheduling.index import ClusterIndex, NodeState
 from npu_dra.domain.scheduling.matcher import Matcher
 from npu_dra.domain.scheduling.placement import Placement, filter_reason, untolerated_taint
+from npu_dra.domain.scheduling.pod_topology import TopologyCheck, topology_check
 from npu_dra.domain.scheduling.pools import Candidate
 from npu_dra.domain.scheduling.request_data import claim_label
 from npu_dra.domain.scheduling.resources import TOO_MANY_PODS, insufficient
@@ -48,22 +49,16 @@ class NodeReason:
 
 
 @attrs.frozen
-class Need:
-    """One request (or a firstAvailable request's first alternative) on one node."""
+class Outcome:
+    """What the scheduler made of the pod: the nodes whose search ran out of its step budget
+    (`budget`), and its reason, which stands where no node refuses the pod by itself, and for
+    every node where the pod never reached them (`kept_out`: a claim missing, PreEnqueue)."""
 
-    claim: str  # ns/name
-    request: str
-    more: str  # " (first of N alternatives)" for a firstAvailable request
-    device_class: DeviceClassName
-    selectors: tuple[str, ...]
-    all_mode: bool
-    count: int
-    admin: bool
-    capacity: CapacityAmounts = ()
-
-    @property
-    def label(self) -> str:
-        return f"claim {self.claim}, request {self.request}{self.more}"
+    reason: str | None = None
+    undecided: frozenset[str] = frozenset()
+    budget: int = 0
+    kept_out: bool = False
+    device_taints: bool = False  # DRADeviceTaints: a request gets no device it does not tolerate
 
 
 def explain(
@@ -73,18 +68,35 @@ def explain(
     index: ClusterIndex,
     classes: Mapping[DeviceClassName, DeviceClass],
     matcher: Matcher,
+    outcome: Outcome = Outcome(),
 ) -> tuple[NodeReason, ...]:
     """Every node's first reason, nodes with the same reason together, most nodes first."""
+    if outcome.kept_out:
+        return (NodeReason(outcome.reason or "", tuple(sorted(index.nodes))),)
+    if not index.nodes:
+        return (NodeReason(NO_NODES, ()),)
     by_reason: dict[str, list[str]] = {}
     devices_reason: dict[object, str] = {}  # per node class: identical pools, identical answer
     check = topology_check(index, placement)
+    pending = [c for c in claims if c.allocation is None]
     for key in index.classes:
         for state in index.members(key):
             reason = _node_reason(state, placement, claims, check)
-            if reason is None:
-                if key not in devices_reason:
-                    devices_reason[key] = _devices_reason(state, claims, index, classes, matcher)
-                reason = devices_reason[key]
+            gave_up = state.node.name in outcome.undecided
+            if reason is None and not pending:
+                reason = outcome.reason or NO_COMBINATION
+            elif reason is None:
+                if (key, gave_up) not in devices_reason:
+                    devices_reason[key, gave_up] = _devices_reason(
+                        state,
+                        claims,
+                        index,
+                        classes,
+                        matcher,
+                        gave_up=outcome if gave_up else None,
+                        taints=outcome.device_taints,
+                    )
+                reason = devices_reason[key, gave_up]
             by_reason.setdefault(reason, []).append(state.node.name)
     found = (NodeReason(r, tuple(sorted(n))) for r, n in by_reason.items())
     return tuple(sorted(found, key=lambda r: (-len(r.nodes), r.reason)))
@@ -142,114 +154,32 @@ def _devices_reason(
     index: ClusterIndex,
     classes: Mapping[DeviceClassName, DeviceClass],
     matcher: Matcher,
+    *,
+    gave_up: Outcome | None,  # the search ran out of its budget on this node
+    taints: bool,
 ) -> str:
     wanted: list[tuple[Need, list[Candidate]]] = []
+    words = []
     book = counter_book(state.pools, index.allocated)
-    for need in _needs(claims):
+    for need in needs(claims):
         device_class = classes.get(need.device_class)
         if device_class is None:
             return f"{need.label}: DeviceClass {need.device_class} does not exist"
-        matching, error = _matching(state.devices, need, device_class, matcher)
-        if error is not None:
-            return f"{need.label}: {error}"
-        if need.all_mode:  # an `All` request asks only the devices with room (request_data.py)
-            matching = [c for c in matching if has_room(c, need.capacity, index)]
-        free = [c for c in matching if need.admin or c.key not in index.allocated]
-        roomy = [c for c in free if has_room(c, need.capacity, index)]
-        room = "" if roomy == free else f", {len(roomy)} with the capacity asked left"
-        if free and not roomy:
-            room += f" ({no_room(free[0], need.capacity, index)})"
-        usable = [c for c in roomy if _counted_in(book, c)]
-        short = _shortfall(need, matching, free, usable, (len(roomy), room))
-        if short is not None:
-            return short
-        wanted.append((need, free))
+        counted = count(need, device_class, state, index, matcher=matcher, book=book, taints=taints)
+        if counted.reason is not None:
+            return counted.reason
+        wanted.append((need, counted.free))
+        words.append(counted.words)
+    if gave_up is not None:
+        return (
+            f"the allocation search ran out of simulate's step budget (--search-budget "
+            f"{gave_up.budget}) before it decided; counting leaves the node possible: "
+            + "; ".join(words)
+        )
     together = _together(wanted)
     if together is not None:
         return together
     return _constraint_reason(claims, wanted) or NO_COMBINATION
-
-
-def _needs(claims: Sequence[ResourceClaim]) -> Iterator[Need]:
-    for claim in claims:
-        if claim.allocation is not None:
-            continue
-        for r in claim.spec.requests:
-            first = r.first_available[0] if r.first_available else r
-            more = f" (first of {len(r.first_available)} alternatives)" if r.first_available else ""
-            yield Need(
-                claim_label(claim),
-                r.name,
-                more,
-                first.device_class_name,
-                first.selectors,
-                first.allocation_mode is AllocationMode.ALL,
-                first.count,
-                r.admin_access,
-                first.capacity,
-            )
-
-
-def _matching(
-    devices: Sequence[Candidate], need: Need, device_class: DeviceClass, matcher: Matcher
-) -> tuple[list[Candidate], str | None]:
-    """The node's devices both selector lists accept, or the first CEL error, named."""
-    matching = []
-    lists = (
-        (f"class {device_class.name}", device_class.selectors),
-        ("the request", need.selectors),
-    )
-    for candidate in devices:
-        accepted = True
-        for owner, expression in ((o, e) for o, selectors in lists for e in selectors):
-            outcome = matcher.outcome(expression, candidate)
-            if isinstance(outcome, str):
-                return [], (
-                    f"selector {expression!r} of {owner} fails on device "
-                    f"{'/'.join(candidate.key)}: {outcome}"
-                )
-            if not outcome:  # as the scheduler: the first selector that refuses ends the checks
-                accepted = False
-                break
-        if accepted:
-            matching.append(candidate)
-    return matching, None
-
-
-def _counted_in(book: CounterBook, candidate: Candidate) -> bool:
-    """Whether the device's slice still has the shared counters it consumes (vNPUs of a chip
-    whose whole device, or other vNPUs, hold them have none)."""
-    if not candidate.device.consumes_counters:
-        return True
-    if not book.take(candidate):
-        return False
-    book.give_back(candidate)
-    return True
-
-
-def _shortfall(
-    need: Need,
-    matching: list[Candidate],
-    free: list[Candidate],
-    usable: list[Candidate],
-    room: tuple[int, str],  # how many free devices have the capacity asked left, and the words
-) -> str | None:
-    chosen = f"class {need.device_class}" + (
-        " and the request's selectors" if need.selectors else ""
-    )
-    if not matching:
-        return f"{need.label}: no device on the node matches {chosen}"
-    needed = len(matching) if need.all_mode else need.count
-    if len(usable) >= needed:
-        return None
-    mode = " (allocationMode All: every matching device)" if need.all_mode else ""
-    counted = (
-        f" ({len(usable)} with their slice's shared counters left)" if len(usable) < room[0] else ""
-    )
-    return (
-        f"{need.label}: {len(matching)} device(s) match {chosen}, {len(free)} of them free"
-        f"{room[1]}{counted}, {needed} needed{mode}"
-    )
 
 
 def _together(wanted: list[tuple[Need, list[Candidate]]]) -> str | None:

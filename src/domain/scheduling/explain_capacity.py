@@ -12,10 +12,10 @@ every free device has room and nothing here changes an answer.
 from collections.abc import Mapping
 from fractions import Fraction
 
-from npu_dra.app.simulation.index import ClusterIndex
 from npu_dra.domain.claims import CapacityAmounts
 from npu_dra.domain.quantity import Quantity
 from npu_dra.domain.scheduling.capacity import consumed_amount, fits, violates
+from npu_dra.domain.scheduling.index import ClusterIndex
 from npu_dra.domain.scheduling.pools import Candidate
 
 

@@ -7,9 +7,9 @@ from collections.abc import Mapping
 from typing import Any
 
 from npu_dra.adapters.kube_shapes.reader import Fields, describe
-from npu_dra.app.simulation.extended import extended_requests
-from npu_dra.app.simulation.scenario import PodClaim, SimPod
-from npu_dra.app.simulation.scenario_placement import pod_placement
+from npu_dra.adapters.simulation_files.scenario import PodClaim, SimPod
+from npu_dra.adapters.simulation_files.scenario_placement import pod_placement
+from npu_dra.domain.scheduling.extended import extended_requests
 
 
 def sim_pod(doc: Mapping[str, Any]) -> SimPod:

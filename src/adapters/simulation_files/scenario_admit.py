@@ -10,8 +10,8 @@ from typing import Any, TypeVar
 import attrs
 
 from npu_dra.adapters.kube_shapes.reader import Fields, describe
-from npu_dra.app.simulation.scenario import Refusal
-from npu_dra.app.simulation.strict import check_known_fields
+from npu_dra.adapters.simulation_files.scenario import Refusal
+from npu_dra.adapters.simulation_files.strict import check_known_fields
 from npu_dra.domain.errors import DomainError
 
 T = TypeVar("T")

@@ -7,8 +7,12 @@ two templates in turn: one NPU, and two NPUs on one NUMA node (a matchAttribute 
 from typing import Any
 
 from npu_dra.adapters.hardware.description import MAX_DEVICES_PER_NODE
-from npu_dra.app.simulation.scenario import Scenario, ScenarioError
-from npu_dra.app.simulation.scenario_load import MAX_NODES, MAX_PODS, scenario_from_documents
+from npu_dra.adapters.simulation_files.scenario import Scenario, ScenarioError
+from npu_dra.adapters.simulation_files.scenario_load import (
+    MAX_NODES,
+    MAX_PODS,
+    scenario_from_documents,
+)
 
 DEFAULTS = {"nodes": 50, "npus": 8, "pods": 200}
 LIMITS = {"nodes": MAX_NODES, "npus": MAX_DEVICES_PER_NODE, "pods": MAX_PODS}

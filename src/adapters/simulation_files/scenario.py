@@ -9,14 +9,15 @@ from typing import TYPE_CHECKING, Any
 import attrs
 
 from npu_dra.adapters.kube_shapes.errors import ShapeError
-from npu_dra.app.simulation.extended import ExtendedRequest
 from npu_dra.domain.errors import DomainError
 from npu_dra.domain.ids import NodeName
+from npu_dra.domain.scheduling.extended import ExtendedRequest
 from npu_dra.domain.scheduling.placement import Placement, SchedNode
 from npu_dra.domain.scheduling.pod_terms import PodTerms
+from npu_dra.domain.scheduling.taint_rules import DeviceTaintRule
 
 if TYPE_CHECKING:
-    from npu_dra.app.simulation.scenario_nodes import NodeSharing
+    from npu_dra.adapters.simulation_files.scenario_nodes import NodeSharing
 
 
 class ScenarioError(Exception):
@@ -85,3 +86,6 @@ class Scenario:
     namespaces: Mapping[str, Mapping[str, str]] = attrs.field(factory=dict)
     # the labels and inter-pod terms of a snapshot's bound pods, by "namespace/name"
     bound_terms: Mapping[str, PodTerms] = attrs.field(factory=dict)
+    # a snapshot's objects of kinds simulate does not use (Service...), how many of each
+    skipped: Mapping[str, int] = attrs.field(factory=dict)
+    taint_rules: tuple[DeviceTaintRule, ...] = ()  # DeviceTaintRule objects

@@ -21,7 +21,7 @@ import threading
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-from npu_dra.app.simulation.scenario import ScenarioError
+from npu_dra.adapters.simulation_files.scenario import ScenarioError
 
 T = TypeVar("T")
 MAX_DEPTH = 10_000  # Go's encoding/json maxNestingDepth, what the API server decodes with

@@ -27,10 +27,10 @@ from collections.abc import Iterator, Sequence
 
 import attrs
 
-from npu_dra.app.simulation.index import HOSTNAME, NodeState
-from npu_dra.app.simulation.pod_topology import NO_CHECK, TopologyCheck
 from npu_dra.domain.claims import Allocation, ResourceClaim
+from npu_dra.domain.scheduling.index import HOSTNAME, NodeState
 from npu_dra.domain.scheduling.placement import Placement
+from npu_dra.domain.scheduling.pod_topology import NO_CHECK, TopologyCheck
 from npu_dra.domain.scheduling.scoring import ScoredNode, ScoringRules, dra_score, totals
 
 MIN_FEASIBLE, MIN_FEASIBLE_PERCENT = 100, 5  # schedule_one.go minFeasibleNodes*

@@ -16,18 +16,19 @@ from typing import Any
 import yaml
 
 from npu_dra.adapters.kube_shapes.reader import Fields, describe
-from npu_dra.app.simulation.nesting import check_aliases, json_loads
-from npu_dra.app.simulation.scenario import Refusal, Scenario, ScenarioError
-from npu_dra.app.simulation.scenario_admit import Admission
-from npu_dra.app.simulation.scenario_claims import (
+from npu_dra.adapters.simulation_files.nesting import check_aliases, json_loads
+from npu_dra.adapters.simulation_files.scenario import Refusal, Scenario, ScenarioError
+from npu_dra.adapters.simulation_files.scenario_admit import Admission
+from npu_dra.adapters.simulation_files.scenario_claims import (
     admin_namespaces_of,
     check_claim,
     check_class,
     check_template,
 )
-from npu_dra.app.simulation.scenario_nodes import simulated_node
-from npu_dra.app.simulation.scenario_pod_terms import namespace_labels
-from npu_dra.app.simulation.scenario_pods import sim_pod
+from npu_dra.adapters.simulation_files.scenario_nodes import simulated_node
+from npu_dra.adapters.simulation_files.scenario_pod_terms import namespace_labels
+from npu_dra.adapters.simulation_files.scenario_pods import sim_pod
+from npu_dra.adapters.simulation_files.taint_rules import device_taint_rule
 
 DEFAULT_DRIVER = "npu.huawei.com"  # what the built-in scenario is written for
 # kubernetes.io/docs/setup/best-practices/cluster-large: "No more than 5,000 nodes", "No more
@@ -43,6 +44,7 @@ KINDS = (
     "ResourceClaim",
     "ResourceClaimTemplate",
     "Pod",
+    "DeviceTaintRule",
 )
 KNOWN = ", ".join(KINDS)
 
@@ -55,7 +57,11 @@ def load_scenario(
     entries must be NpuConfigs). An `overlay` on a cluster's snapshot needs no SimulatedNode of
     its own."""
     if path is None:
-        text = resources.files("npu_dra.app.simulation").joinpath("default.yaml").read_text()
+        text = (
+            resources.files("npu_dra.adapters.simulation_files")
+            .joinpath("default.yaml")
+            .read_text()
+        )
         text = text.replace(f'"{DEFAULT_DRIVER}"', f'"{driver}"')
         text = text.replace(f": {DEFAULT_DRIVER}\n", f": {driver}\n")
         return parse_scenario(text, source="built-in default scenario", driver=driver)
@@ -140,6 +146,12 @@ def _kind_of(doc: object, source: str, index: int) -> str:
     if not isinstance(doc, Mapping):
         raise ScenarioError(f"{source}: document {index + 1}: expected a Kubernetes object")
     kind = doc.get("kind")
+    if kind == "List":
+        raise ScenarioError(
+            f"{source}: document {index + 1}: a List (what kubectl get -o yaml|json prints) is a "
+            "cluster's snapshot, not a scenario: give it with --from (and a scenario of what-ifs "
+            "with --scenario)"
+        )
     if not isinstance(kind, str) or not kind:
         raise ScenarioError(
             f"{source}: document {index + 1}: field kind: {kind!r} is not one of {KNOWN}"
@@ -168,6 +180,7 @@ def _admitted(
         partial(check_template, admin_namespaces=admin, driver=driver),
     )
     pods = admission.decoded(by_kind["Pod"], sim_pod)
+    rules = admission.decoded(by_kind["DeviceTaintRule"], device_taint_rule)
     return Scenario(
         source,
         tuple((name, hardware, sharing) for name, hardware, _, sharing in nodes),
@@ -178,4 +191,5 @@ def _admitted(
         tuple(pods),
         refused=tuple(admission.refused),
         namespaces=namespace_labels(namespaces),
+        taint_rules=tuple(rules),
     )

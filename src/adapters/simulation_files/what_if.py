@@ -9,7 +9,7 @@ from typing import Any
 
 import attrs
 
-from npu_dra.app.simulation.scenario import Scenario, ScenarioError
+from npu_dra.adapters.simulation_files.scenario import Scenario, ScenarioError
 from npu_dra.domain.scheduling.placement import SchedNode, Taint
 
 CORDONED = Taint("node.kubernetes.io/unschedulable", "NoSchedule")

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 
 import attrs
 
-from npu_dra.app.simulation.index import ClusterIndex
+from npu_dra.domain.scheduling.index import ClusterIndex
 from npu_dra.domain.scheduling.placement import Placement, SchedNode
 from npu_dra.domain.scheduling.pod_affinity import (
     AffinityCounts,

@@ -7,8 +7,8 @@ and scoring.py ranks what passes.
 """
 
 from npu_dra.adapters.kube_shapes.reader import Fields
-from npu_dra.app.simulation.scenario_pod_terms import pod_terms
-from npu_dra.app.simulation.scenario_resources import pod_resources
+from npu_dra.adapters.simulation_files.scenario_pod_terms import pod_terms
+from npu_dra.adapters.simulation_files.scenario_resources import pod_resources
 from npu_dra.domain.scheduling.placement import (
     Placement,
     PreferredTerm,

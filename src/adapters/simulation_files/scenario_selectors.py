@@ -11,7 +11,7 @@ import attrs
 
 from npu_dra.adapters.kube_shapes.errors import ShapeError
 from npu_dra.adapters.kube_shapes.reader import describe
-from npu_dra.app.simulation.scenario import Refusal, Scenario
+from npu_dra.adapters.simulation_files.scenario import Refusal, Scenario
 
 CompileError = Callable[..., str | None]
 

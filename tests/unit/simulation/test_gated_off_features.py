@@ -1,0 +1,36 @@
+"""A feature the simulated version turns off is not dropped silently: a node asking for vNPUs
+where DRAPartitionableDevices is off (v1.34.3's default) publishes whole chips, and the run
+says so, naming the gate, the version and the flag that turns it on."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tests.unit.simulation.test_explain import VNPU_NODE, claim, pod
+from tests.unit.simulation.test_simulate_default import simulate
+
+SCENARIO = VNPU_NODE + claim("one", 1) + pod("p", "one")
+
+
+def test_vnpus_on_a_version_without_partitionable_devices_are_warned_of(tmp_path: Path) -> None:
+    path = tmp_path / "scenario.yaml"
+    path.write_text(SCENARIO)
+    code, _, err = simulate("--scenario", str(path), "--no-prepare")
+    assert code == 0, err
+    assert (
+        "npu-dra simulate: warning: node v1 asks for vNPUs (vnpu: 910B4), but "
+        "DRAPartitionableDevices is off in kube-scheduler v1.34.3: its chips are published "
+        "whole (--feature-gates DRAPartitionableDevices=true to decide with them)"
+    ) in err
+
+
+def test_no_warning_where_the_gate_is_on(tmp_path: Path) -> None:
+    path = tmp_path / "scenario.yaml"
+    path.write_text(SCENARIO)
+    for flags in (
+        ("--feature-gates", "DRAPartitionableDevices=true"),
+        ("--kubernetes-version", "1.36"),
+    ):
+        code, _, err = simulate("--scenario", str(path), "--no-prepare", *flags)
+        assert code == 0, err
+        assert "warning" not in err
