@@ -9,7 +9,8 @@ probe timeout, so that spec is rewritten before it is served.
 What needs the hardware (recomputing every spec from the inventory, and bringing the chips'
 vNPUs in step with the records) runs after serving has started, in the background
 (app/services/hardware_reconcile.py), and says what it waits for when the hardware does not
-answer. It reads the hardware outside the state lock; only the writes take it.
+answer. It reads and changes the hardware outside the state lock (the claims whose vNPUs it
+recreates are busy meanwhile); only the checkpoint's reads and writes take it.
 """
 
 import logging
@@ -134,7 +135,12 @@ class StartupRepair:
         # A gone claim's vNPUs are not made again: on another chip they would re-point it.
         survey = self._vnpus.survey(_without(snapshot, specs), inventory)  # outside the lock
         with self._lock:
-            done = self._vnpus.restore(survey, _without(self._current(), specs), inventory)
+            plan = self._vnpus.plan_restore(survey, _without(self._current(), specs))
+        try:
+            done = self._vnpus.restore(plan, inventory)  # outside the lock: npu-smi calls
+        finally:
+            with self._lock:
+                self._vnpus.forget(plan.uids)
         return RepairReport(
             specs.rewritten,
             unrepairable=specs.problems + done.problems,

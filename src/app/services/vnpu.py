@@ -51,7 +51,7 @@ from npu_dra.domain.prepare_vnpu import (
     plan_vnpu_prepare,
     vnpu_cdi_spec,
 )
-from npu_dra.domain.vnpu.instance import Vnpu
+from npu_dra.domain.vnpu.instance import Vnpu, VnpuRecord
 from npu_dra.domain.vnpu.layout import find_vnpu_device
 
 log = logging.getLogger(__name__)
@@ -65,6 +65,19 @@ class VnpuSurvey:
     listed: dict[int, tuple[DeviceName, Vnpu]]  # vNPU id -> its chip and what npu-smi says
     chips: frozenset[DeviceName]  # the chips listed
     unlisted: str | None = None  # the chip that could not be listed, and why (the rest waits)
+
+
+@attrs.frozen
+class Restoration:
+    """Vanished vNPUs to recreate (id, claim, record; the claims busy meanwhile), and the
+    listed vNPUs no record holds."""
+
+    recreate: tuple[tuple[int, ClaimUID, VnpuRecord], ...]
+    foreign: tuple[str, ...]
+
+    @property
+    def uids(self) -> set[ClaimUID]:
+        return {uid for _, uid, _ in self.recreate}
 
 
 @attrs.frozen
@@ -185,17 +198,32 @@ class VnpuService:
             listed |= {v.vnpu_id: (chip.name, v) for v in vnpus}
         return VnpuSurvey(checkpoint, listed, frozenset(chips))
 
-    def restore(
-        self, survey: VnpuSurvey, checkpoint: Checkpoint, inventory: NodeInventory
-    ) -> Reconciled:
-        """Under the state lock, `checkpoint` the current one: recreate each vNPU recorded both
-        then and now whose chip was listed without it; name the listed ones no record holds."""
+    def plan_restore(self, survey: VnpuSurvey, checkpoint: Checkpoint) -> Restoration:
+        """Under the state lock, `checkpoint` the current one: each vNPU recorded both then and
+        now whose chip was listed without it, its claim now busy (`restore` recreates them
+        outside the lock, `forget` ends it); the listed ones no record holds are named."""
         then, now = survey.snapshot.vnpus(), checkpoint.vnpus()
-        problems: list[str] = []
+        wanted: list[tuple[int, ClaimUID, VnpuRecord]] = []
         for vnpu_id, (uid, record) in sorted(now.items()):
             skip = vnpu_id in survey.listed or vnpu_id not in then or uid in self._busy
             if skip or record.chip not in survey.chips:  # busy: a call is making or destroying it
                 continue  # there; recorded since the survey (being made); or its chip unlisted
+            wanted.append((vnpu_id, uid, record))
+        others = {i: v for i, v in survey.listed.items() if i not in then and i not in now}
+        with self._guard:  # the table is known now: later prepares list nothing
+            self._busy.update((uid, checkpoint.claims[uid]) for _, uid, _ in wanted)
+            for chip in survey.chips:
+                self._foreign[chip] = frozenset(i for i, (c, _) in others.items() if c == chip)
+        foreign = tuple(
+            f"vNPU {i} ({vnpu.template}) on {chip}" for i, (chip, vnpu) in sorted(others.items())
+        )
+        return Restoration(tuple(wanted), foreign)
+
+    def restore(self, plan: Restoration, inventory: NodeInventory) -> Reconciled:
+        """Recreate the planned vNPUs (outside the state lock: npu-smi calls, under their chips'
+        locks); the caller then `forget`s the plan's claims under the state lock."""
+        problems: list[str] = []
+        for vnpu_id, uid, record in plan.recreate:
             try:
                 with self._chips.holding([record.chip]):
                     self._table.create(
@@ -206,14 +234,7 @@ class VnpuService:
                 problems.append(
                     f"claim {uid}: vNPU {vnpu_id} vanished and was not recreated: {error}"
                 )
-        others = {i: v for i, v in survey.listed.items() if i not in then and i not in now}
-        with self._guard:  # the table is known now: later prepares list nothing
-            for chip in survey.chips:
-                self._foreign[chip] = frozenset(i for i, (c, _) in others.items() if c == chip)
-        foreign = tuple(
-            f"vNPU {i} ({vnpu.template}) on {chip}" for i, (chip, vnpu) in sorted(others.items())
-        )
-        return Reconciled(tuple(problems), foreign)
+        return Reconciled(tuple(problems), plan.foreign)
 
     def _destroy(self, claim: PreparedClaim, inventory: Callable[[], NodeInventory]) -> None:
         with self._chips.holding(r.chip for r in records(claim)):

@@ -184,7 +184,7 @@ def test_a_vnpu_prepared_while_the_chips_were_listed_is_neither_foreign_nor_recr
     ours = node.claim("ours", OURS)
     node.preparer.prepare([ours])  # after the snapshot, before the survey's listing
     survey = service.survey(before, inventory)
-    done = service.restore(survey, node.checkpoints.load(), inventory)
+    done = service.restore(service.plan_restore(survey, node.checkpoints.load()), inventory)
     assert (done.foreign, done.problems) == ((), ())
     assert node.vnpu_ids() == [100]
 

@@ -72,3 +72,39 @@ def test_an_unprepare_through_the_other_instance_while_a_vnpu_is_made_leaves_non
     assert new.preparer.unprepare([ref]) == {ref.uid: None}  # a retry of `first`, if it failed
     assert FileCheckpointStore(tmp_path / "checkpoint.json").load().claims == {}
     assert set(first) == {ref.uid}
+
+
+def test_recreating_a_vanished_vnpu_holds_no_other_call(tmp_path: Path) -> None:
+    """The start-up repair recreates a vNPU that vanished (a reboot, a driver reload) with
+    npu-smi calls outside the state lock: a hung create holds neither another claim's prepare
+    nor an unprepare; the claim being restored answers "retry" meanwhile, never half-done."""
+    hardware = FakeHardware({"chip": "910B4", "count": 8, "vnpu": "910B4"}, node=NODE)
+    fake = hardware.vnpu_table()
+    assert fake is not None
+    table = GatedTable(fake)
+    node = Instance(tmp_path, table, hardware, MemoryCluster())
+    restored, other = node.claim("a", VIR05.format(0, 0)), node.claim("b", "npu-5")
+    assert node.preparer.prepare([restored])[restored.uid].error is None
+    (vanished,) = table.vnpus(device=node.chip("npu-0"))
+    fake.destroy(device=node.chip("npu-0"), vnpu_id=vanished.vnpu_id)
+    creating, go_on = threading.Event(), threading.Event()
+
+    def gate(op: str, chip: str) -> None:
+        if op == "create":
+            creating.set()
+            go_on.wait(BOUND_S)
+
+    table.gate = gate
+    repair = threading.Thread(target=node.preparer.repair_hardware)
+    repair.start()
+    try:
+        assert creating.wait(BOUND_S), "the repair never recreated the vNPU"
+        assert node.preparer.prepare([other])[other.uid].error is None
+        busy = node.preparer.unprepare([restored])[restored.uid]
+        assert repair.is_alive()  # all of that while the create still hung
+    finally:
+        go_on.set()
+        repair.join(BOUND_S)
+    assert "retry" in str(busy)
+    assert [v.vnpu_id for v in table.vnpus(device=node.chip("npu-0"))] == [vanished.vnpu_id]
+    assert node.preparer.unprepare([restored]) == {restored.uid: None}
