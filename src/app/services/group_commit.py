@@ -25,6 +25,7 @@ import collections
 import threading
 from collections.abc import Callable
 
+from npu_dra.app.services.bounded_lock import BoundedLock
 from npu_dra.domain.checkpoint import Checkpoint
 from npu_dra.domain.errors import DomainError
 
@@ -33,7 +34,8 @@ FAILURES_KEPT = 256  # failed saves remembered for waiters that have not woken y
 
 class GroupCommit:
     def __init__(self, save: Callable[[Checkpoint], None], saved: Checkpoint) -> None:
-        self.lock = threading.Lock()  # held to read `current` and stage a change derived from it
+        # held to read `current` and stage a change derived from it (app/services/bounded_lock)
+        self.lock = BoundedLock("state lock")
         self._save = save
         self._changed = threading.Condition()
         self._saved = saved  # what the store holds
