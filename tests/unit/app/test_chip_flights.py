@@ -70,7 +70,9 @@ def test_callers_arriving_while_it_flies_share_its_answer() -> None:
     first.join(30)
     second.join(30)
     assert held.asked == 1
-    assert answers == [{NPU_0: "npu-0: npu-smi timed out"}] * 2
+    # the second joined the flight, or (started too late to) got its failure as remembered
+    assert [list(a) for a in answers] == [[NPU_0], [NPU_0]]
+    assert all(a[NPU_0].startswith("npu-0: npu-smi timed out") for a in answers), answers
 
 
 def test_chips_fly_side_by_side() -> None:
