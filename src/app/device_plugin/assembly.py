@@ -1,7 +1,7 @@
 """The device plugin's graph, assembled from the first probe: one resource per chip family (so
 a mixed node serves several sockets), each a service over its own board, served on its own
 socket; the static CDI spec is written first when `--cdi-enabled`. The composition
-root (app/container.py) runs it as a resource; nothing here runs at import.
+root (app/container/) runs it as a resource; nothing here runs at import.
 """
 
 import logging

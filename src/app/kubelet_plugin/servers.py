@@ -1,4 +1,4 @@
-"""The kubelet plugin's servers as DI resources (app/container.py declares them,
+"""The kubelet plugin's servers as DI resources (app/container/ declares them,
 app/wiring/kubelet_plugin.py builds them): each starts when first asked for and stops on
 shutdown. The DRA and registration sockets share one gRPC server; the liveness port, when asked
 for, has its own.

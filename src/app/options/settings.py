@@ -1,5 +1,5 @@
 """`Settings`: every option's parsed value in one frozen object, the only configuration the
-composition root (app/container.py) reads, and how a command's parsed flags become one.
+composition root (app/container/) reads, and how a command's parsed flags become one.
 
 `resolved` fills in what the device profile decides (its driver name, its real backend) and
 refuses a real backend that finds another profile's devices: that rule is the domain's

@@ -1,4 +1,4 @@
-"""The factories the one composition root (app/container.py) calls: one module per object graph.
+"""The factories the one composition root (app/container/) calls: one module per object graph.
 
 The container declares which provider needs which; these functions build each object. Every
 adapter is imported inside the factory that builds it, so a command loads only what it runs:

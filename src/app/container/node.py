@@ -1,18 +1,5 @@
-"""The composition root: every object graph any `npu-dra` command runs is declared here, from one
-`Settings` (app/options/); the factories that build each object live in app/wiring/, one module
-per graph.
-
-`Container` holds what a process shares (the cluster API, the simulation's selector evaluator);
-`NodeContainer` holds what one node's plugin needs: its hardware, stores and services, and the
-servers each mode runs, as Resource providers that start when first asked for and stop on
-`shutdown_resources()`, dependents first (the registration socket before the DRA socket it
-announces). The kubelet plugin, the device plugin and `discover` use the root's `node`; the
-simulation builds one `NodeContainer` per simulated node over the root's in-memory cluster.
-
-Every adapter is imported inside the factory that builds it, so a command loads only what it
-runs: `discover` never imports gRPC or the Kubernetes client, the plugins never import the CEL
-runtime, and `npu-dra --help` imports none of them.
-"""
+"""NodeContainer: what one node's plugin needs (the composition root's node graph: see
+app/container/__init__.py)."""
 
 from typing import TYPE_CHECKING
 
@@ -26,15 +13,6 @@ from npu_dra.app.services.maintainer import PoolMaintainer, maintained_pool
 from npu_dra.app.services.preparer import ClaimPreparer
 from npu_dra.app.services.uninstall import Drain, UninstallGate
 from npu_dra.app.services.vnpu import vnpu_service_for
-from npu_dra.app.wiring.cluster import (
-    kube_api,
-    kube_cluster,
-    kube_consumable_support,
-    kube_daemonset_watcher,
-    kube_events,
-    kube_taint_support,
-    memory_cluster,
-)
 from npu_dra.app.wiring.device_plugin import running_device_plugin, running_device_plugin_metrics
 from npu_dra.app.wiring.hardware import hardware_probe, pool_probe, vnpu_layout_probe, vnpu_table
 from npu_dra.app.wiring.kubelet_plugin import (
@@ -64,7 +42,6 @@ from npu_dra.app.wiring.node import (
     static_cdi_files,
     static_cdi_memory,
 )
-from npu_dra.app.wiring.simulate import selector_evaluator
 from npu_dra.domain.ids import DriverName, NodeName
 from npu_dra.domain.ports import (
     ClusterApi,
@@ -241,60 +218,3 @@ class NodeContainer(containers.DeclarativeContainer):
         metrics=metrics.provider,
         serving=device_plugin,
     )
-
-
-class Container(containers.DeclarativeContainer):
-    settings: providers.Dependency[Settings] = providers.Dependency(instance_of=Settings)
-
-    # One set of Prometheus series per process: the API adapter counts its retries into the
-    # same registry the node's /metrics serves.
-    metrics = providers.Singleton(prometheus_metrics)
-    api = providers.Resource(kube_api, settings.provided.kubeconfig)
-    cluster = providers.Selector(
-        settings.provided.cluster,
-        memory=providers.Singleton(memory_cluster, settings),
-        kubernetes=providers.Singleton(kube_cluster, api, settings, metrics.provider),
-    )
-    taint_support = providers.Selector(
-        settings.provided.cluster,
-        memory=cluster,
-        kubernetes=providers.Singleton(kube_taint_support, api),
-    )
-    event_recorder = providers.Selector(
-        settings.provided.cluster,
-        memory=cluster,
-        kubernetes=providers.Singleton(kube_events, api),
-    )
-    consumable_support = providers.Selector(
-        settings.provided.cluster,
-        memory=cluster,
-        kubernetes=providers.Singleton(kube_consumable_support, api),
-    )
-    daemonset_watcher = providers.Selector(
-        settings.provided.cluster,
-        memory=providers.Object(None),
-        kubernetes=providers.Singleton(kube_daemonset_watcher, api),
-    )
-    selector_evaluator = providers.Singleton(selector_evaluator, settings)
-    node = providers.Container(
-        NodeContainer,
-        settings=settings,
-        cluster=cluster,
-        taint_support=taint_support,
-        event_recorder=event_recorder,
-        consumable_support=consumable_support,
-        node_directory=providers.Selector(
-            settings.provided.cluster, memory=providers.Object(None), kubernetes=cluster
-        ),
-        metrics=metrics,
-        daemonset_watcher=daemonset_watcher,
-    )
-
-
-def container_for(settings: Settings) -> Container:
-    return Container(settings=providers.Object(settings))
-
-
-def node_container(root: Container, settings: Settings) -> NodeContainer:
-    """Another node's plugin over `root`'s cluster API (the simulation's nodes)."""
-    return NodeContainer(settings=providers.Object(settings), cluster=root.cluster)
