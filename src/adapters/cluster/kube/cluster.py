@@ -3,13 +3,7 @@
 Objects travel as plain dicts (`_preload_content=False`, dict bodies) so they pass through the same
 shape code as the in-memory API; the client's generated models would silently drop fields they do
 not know. Slices are selected by the `spec.driver`/`spec.nodeName` field selectors, owned by the
-Node (garbage-collected with it), and written in the pool-sync order: deletes (with UID and
-resourceVersion preconditions), updates, creates.
-
-Creates cannot conflict (the server generates the names), so two writers of one pool (a rolling
-update's two plugin pods) can both create a full set of slices. Every sync therefore reads the pool
-back after writing, and repairs it until what is stored is one whole pool: one generation,
-`resourceSliceCount` slices, no device twice. Whose content that is, is last-writer-wins.
+Node (garbage-collected with it), and written in the pool-sync order (pool_writes.py).
 """
 
 import copy
@@ -22,22 +16,21 @@ from typing import Any, TypeVar
 from kubernetes import client
 from kubernetes.client import ApiException
 
+from npu_dra.adapters.cluster.kube.pool_writes import PoolWriter
 from npu_dra.adapters.cluster.kube.raw import RawResourceApi, raw_call
-from npu_dra.adapters.cluster.kube.retry import Deadline, StaleRead, with_retries
+from npu_dra.adapters.cluster.kube.retry import Deadline, with_retries
 from npu_dra.adapters.cluster.kube.watch import slice_watch
 from npu_dra.adapters.kube_shapes.claims import device_class_from_api
 from npu_dra.adapters.kube_shapes.opaque_cut import claim_from_json
-from npu_dra.adapters.kube_shapes.slices import node_owner, slice_from_api, slice_to_api
+from npu_dra.adapters.kube_shapes.slices import node_owner, slice_from_api
 from npu_dra.domain.claims import ClaimRef, DeviceClass, NodePod, ResourceClaim
-from npu_dra.domain.errors import ClusterUnavailable, NotFound
+from npu_dra.domain.errors import NotFound
 from npu_dra.domain.ids import ClaimName, DeviceClassName, DriverName, Namespace, NodeName
 from npu_dra.domain.pool import ResourceSlice
-from npu_dra.domain.pool_sync import plan_sync
 from npu_dra.domain.ports import Stoppable
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
-MAX_REPAIRS = 5  # read-back rounds per sync before a racing writer is reported
 PROBE_BUDGET_S = 5.0  # asking whether the server keeps counters: a probe waits no longer
 
 
@@ -49,13 +42,6 @@ def single_try(api: client.ApiClient) -> client.ApiClient:
     configuration = copy.deepcopy(api.configuration)
     configuration.retries = False
     return client.ApiClient(configuration)
-
-
-def whole_pool(stored: Sequence[ResourceSlice]) -> bool:
-    """One generation, as many slices as each one counts, and no device twice."""
-    pools = {(s.pool.generation, s.pool.resource_slice_count) for s in stored}
-    names = [d.name for s in stored for d in s.devices]
-    return len(pools) == 1 and pools.pop()[1] == len(stored) and len(names) == len(set(names))
 
 
 class KubeCluster:
@@ -88,12 +74,16 @@ class KubeCluster:
     def _resource(self) -> RawResourceApi:
         return RawResourceApi(self._api)
 
+    @functools.cached_property
+    def _writer(self) -> PoolWriter:
+        return PoolWriter(self._resource, self._list, self._owner)
+
     def publish_pool(
         self, *, node: NodeName, driver: DriverName, slices: Sequence[ResourceSlice]
     ) -> tuple[ResourceSlice, ...]:
         return with_retries(
             f"publishing ResourceSlices of {node}/{driver}",
-            lambda deadline: self._sync(deadline, node, driver, slices),
+            lambda deadline: self._writer.sync(deadline, node, driver, slices),
             budget_s=self._budget,
             on_retry=self._retries("publish_slices"),
         )
@@ -163,69 +153,6 @@ class KubeCluster:
             ),
         )
         return device_class_from_api(obj)
-
-    def _sync(
-        self,
-        deadline: Deadline,
-        node: NodeName,
-        driver: DriverName,
-        desired: Sequence[ResourceSlice],
-    ) -> tuple[ResourceSlice, ...]:
-        for round_ in range(MAX_REPAIRS + 1):
-            raw = {o["metadata"]["name"]: o for o in self._list(deadline, driver, node)}
-            stored = tuple(slice_from_api(o) for o in raw.values())
-            plan = plan_sync(stored, desired)
-            if plan.empty or (round_ and whole_pool(stored)):
-                return stored
-            owner = self._owner(deadline, node)
-            for name in plan.deletes:
-                self._delete(deadline, raw[name])
-            for s in plan.updates:
-                body = slice_to_api(s, owner=owner)
-                body["metadata"] = {**raw[s.name or ""]["metadata"], **body["metadata"]}
-                self._replace(deadline, body)
-            for s in plan.creates:
-                self._resource.create_resource_slice(
-                    slice_to_api(s, owner=owner),
-                    _preload_content=False,
-                    _request_timeout=deadline.timeout(),
-                )
-            log.info(
-                "synced pool %s: %d deleted, %d updated, %d created",
-                node,
-                len(plan.deletes),
-                len(plan.updates),
-                len(plan.creates),
-            )
-        raise ClusterUnavailable(
-            f"ResourceSlices of {node}/{driver}: still not one whole pool after {MAX_REPAIRS} "
-            "repairs; another writer keeps changing them"
-        )
-
-    def _delete(self, deadline: Deadline, obj: dict[str, Any]) -> None:
-        meta = obj["metadata"]
-        preconditions = {"uid": meta["uid"], "resourceVersion": meta["resourceVersion"]}
-        try:
-            self._resource.delete_resource_slice(
-                meta["name"],
-                body={"preconditions": preconditions},
-                _preload_content=False,
-                _request_timeout=deadline.timeout(),
-            )
-        except ApiException as error:
-            if error.status != 404:  # already gone is what we wanted
-                raise
-
-    def _replace(self, deadline: Deadline, body: dict[str, Any]) -> None:
-        name = body["metadata"]["name"]
-        try:
-            self._resource.replace_resource_slice(
-                name, body, _preload_content=False, _request_timeout=deadline.timeout()
-            )
-        except ApiException as error:
-            if error.status == 404:
-                raise StaleRead(f"ResourceSlice {name} was deleted meanwhile") from error
-            raise
 
     def node_exists(self, *, node: NodeName) -> bool:
         return self.kubelet_version(node=node) is not None
