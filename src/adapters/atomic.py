@@ -173,6 +173,16 @@ def _remove_temp(path: Path, cutoff: float | None, foreign: ForeignEntries | Non
     return True
 
 
+def identity(*paths: Path) -> tuple[tuple[int, ...], ...] | None:
+    """The files' inode, size and times (links not followed): any write, rename or truncation
+    changes it; None if one is missing."""
+    try:
+        found = [os.lstat(path) for path in paths]
+    except OSError:
+        return None
+    return tuple((f.st_ino, f.st_size, f.st_mtime_ns, f.st_ctime_ns) for f in found)
+
+
 def read_regular(path: Path, *, limit: int) -> bytes | None:
     """The bytes of the regular file at `path` (None if nothing is there); ForeignEntry for
     anything else, or for a file over `limit` bytes (its content is then never read)."""

@@ -54,31 +54,26 @@ from npu_dra.adapters.atomic import (
     Oversized,
     atomic_write,
     ensure_dir,
+    identity,
     open_regular_for_append,
     read_regular,
     remove_temp_files,
 )
 from npu_dra.adapters.checkpoint.codec import decode, encode, journal_line
 from npu_dra.adapters.checkpoint.journal import replay
+from npu_dra.adapters.checkpoint.limits import (
+    COMPACT_AFTER,
+    COMPACT_AFTER_BYTES,
+    DRAIN_AFTER_S,
+    MAX_CHECKPOINT_BYTES,
+    MAX_JOURNAL_BYTES,
+)
 from npu_dra.domain.checkpoint import CHECKPOINT_VERSION, Checkpoint
 from npu_dra.domain.errors import StateError
 
 CHECKPOINT_MODE = 0o600
 DIR_MODE = 0o700  # the plugin's data dir: the checkpoint and the DRA socket, root only
 JOURNAL_SUFFIX = ".journal"
-COMPACT_AFTER = 512  # journal lines before they are folded into the snapshot
-DRAIN_AFTER_S = 1.0  # a node left without claims is compacted to the drained form this late
-# The most bytes of a snapshot read. How many claims a node holds has no API limit (admin-access
-# and shared devices can be in many claims), so the limit is sized for 4096 claims of the
-# largest record the API allows (32 devices, every name at its longest: 36 kB measured, written
-# indented), about 230,000 typical ones (0.7 kB for one device): far beyond any node's pods.
-MAX_CLAIM_RECORD_BYTES = 40 << 10
-MAX_CHECKPOINT_BYTES = 4096 * MAX_CLAIM_RECORD_BYTES
-COMPACT_AFTER_BYTES = 16 << 20  # journal bytes before they are folded into the snapshot
-# The journal is folded once it holds COMPACT_AFTER_BYTES, so it holds at most that plus one
-# line, and a line at most every claim of a checkpoint (written compactly: smaller than the
-# snapshot's indented form).
-MAX_JOURNAL_BYTES = COMPACT_AFTER_BYTES + MAX_CHECKPOINT_BYTES
 log = logging.getLogger(__name__)
 
 
@@ -105,7 +100,7 @@ class FileCheckpointStore:
         self._older: int | None = None  # the files hold claims in this older version
         self._drained = False  # the files are the drained form (no claims, version 1)
         self._timer: threading.Timer | None = None  # the drain to come
-        self._seen: tuple[tuple[int, ...], ...] | None = None  # _signature() as last read
+        self._seen: tuple[tuple[int, ...], ...] | None = None  # identity() as last read
         self._lock = threading.Lock()  # saves from several threads are written one at a time
         self._foreign = ForeignEntries("checkpoint directory")
 
@@ -121,7 +116,7 @@ class FileCheckpointStore:
         (another plugin instance's save changes them: the preparer loads at every state step
         where one may serve beside this one, app/services/shared.py)."""
         with self._lock:
-            seen = self._signature()
+            seen = identity(self.path, self.journal)
             if self._saved is not None and seen is not None and seen == self._seen:
                 return attrs.evolve(self._saved, claims=dict(self._saved.claims))  # a copy
             checkpoint = self._load()
@@ -132,15 +127,7 @@ class FileCheckpointStore:
         with self._lock:
             self._seen = None
             self._save(checkpoint)
-            self._seen = self._signature()
-
-    def _signature(self) -> tuple[tuple[int, ...], ...] | None:
-        """The files' identity, size and times: any write, rename or truncation changes it."""
-        try:
-            found = (os.lstat(self.path), os.lstat(self.journal))
-        except OSError:
-            return None
-        return tuple((f.st_ino, f.st_size, f.st_mtime_ns, f.st_ctime_ns) for f in found)
+            self._seen = identity(self.path, self.journal)
 
     def _load(self) -> Checkpoint:
         self._older = None
