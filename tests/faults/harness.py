@@ -169,10 +169,18 @@ class PluginRun:
 def fault_node(plane: ControlPlane, prefix: str) -> Iterator[FaultNode]:
     """A ready Node, its fake host, a namespace for its claims and a proxy to the API server;
     the plugin (if started) is killed and everything removed at the end."""
-    name = unique(prefix)
+    with fake_node(unique(prefix)) as host, node_on(plane, host) as node:
+        yield node
+
+
+@contextlib.contextmanager
+def node_on(plane: ControlPlane, host: FakeNode) -> Iterator[FaultNode]:
+    """`host` (its files kept as they are) as a ready Node of `plane`, with a namespace and a
+    proxy to the API server; the plugin (if started) is killed and the objects removed at the
+    end (a host moved to another plane keeps its checkpoint and CDI specs)."""
     core = client.CoreV1Api(plane.api_client)
-    with fake_node(name) as host, ToxicProxy(int(plane.server.rsplit(":", 1)[1])) as proxy:
-        plane.create_ready_node(name)
+    with ToxicProxy(int(plane.server.rsplit(":", 1)[1])) as proxy:
+        plane.create_ready_node(host.name)
         namespace = plane.create_namespace(unique("faults"))
         node = FaultNode(
             plane, host, proxy, through(pod_bound_kubeconfig(plane, host), proxy), namespace
@@ -185,10 +193,10 @@ def fault_node(plane: ControlPlane, prefix: str) -> Iterator[FaultNode]:
             plane.delete_namespace(namespace)
             with contextlib.suppress(client.ApiException):
                 core.delete_namespaced_pod(
-                    f"ascend-npu-dra-kubeletplugin-{name}", NAMESPACE, grace_period_seconds=0
+                    f"ascend-npu-dra-kubeletplugin-{host.name}", NAMESPACE, grace_period_seconds=0
                 )
             with contextlib.suppress(client.ApiException):
-                core.delete_node(name)
+                core.delete_node(host.name)
 
 
 def through(kubeconfig: Path, proxy: ToxicProxy) -> Path:

@@ -13,7 +13,6 @@ test_device_share_query_hangs.py.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import uuid
 from collections.abc import Iterator
@@ -24,8 +23,8 @@ import pytest
 import yaml
 from kubernetes import client
 
-from tests.e2e.plugin_process import DRIVER, FakeNode
-from tests.e2e.seed_cluster import NAMESPACE, access_applied, pod_bound_kubeconfig
+from tests.e2e.plugin_process import DRIVER
+from tests.e2e.seed_cluster import access_applied
 from tests.faults.harness import (
     ONE_INSTANCE,
     PER_POD,
@@ -33,10 +32,8 @@ from tests.faults.harness import (
     PluginRun,
     create_claims,
     fault_node,
-    through,
-    unique,
+    node_on,
 )
-from tests.faults.toxic import ToxicProxy
 from tests.support.controlplane import ControlPlane, wait_for
 from tests.support.fake_npu_smi import FakeNpuSmi
 from tests.support.kubelet import WireClaim
@@ -62,29 +59,6 @@ def upgraded(control_plane_gated: ControlPlane) -> Iterator[ControlPlane]:
     """The API server after the upgrade: DRAConsumableCapacity on, the plugin's access applied."""
     with access_applied(control_plane_gated):
         yield control_plane_gated
-
-
-@contextlib.contextmanager
-def moved(host: FakeNode, plane: ControlPlane) -> Iterator[FaultNode]:
-    """`host` (its checkpoint and CDI specs kept) as a Node of `plane`, as fault_node makes one."""
-    core = client.CoreV1Api(plane.api_client)
-    with ToxicProxy(int(plane.server.rsplit(":", 1)[1])) as proxy:
-        plane.create_ready_node(host.name)
-        namespace = plane.create_namespace(unique("faults"))
-        kubeconfig = through(pod_bound_kubeconfig(plane, host), proxy)
-        node = FaultNode(plane, host, proxy, kubeconfig, namespace)
-        try:
-            yield node
-        finally:
-            if node.plugin is not None:
-                node.plugin.kill()
-            plane.delete_namespace(namespace)
-            with contextlib.suppress(client.ApiException):
-                core.delete_namespaced_pod(
-                    f"ascend-npu-dra-kubeletplugin-{host.name}", NAMESPACE, grace_period_seconds=0
-                )
-            with contextlib.suppress(client.ApiException):
-                core.delete_node(host.name)
 
 
 def share_claim(node: FaultNode, name: str, memory: str) -> WireClaim:
@@ -172,7 +146,7 @@ def test_sharing_x_gate_change_upgrade_keeps_held_fixed_shares_and_refuses_the_o
     quarters = create_claims(node, [[f"npu-0-share-{i}"] for i in range(4)], prefix="quarter")
     assert prepare_each(node, quarters) == {c.name: "" for c in quarters}
     node.plugin.kill()  # type: ignore[union-attr]
-    with moved(node.host, upgraded) as after:
+    with node_on(upgraded, node.host) as after:
         start(after, per_pod, SHARED_CHIPS="npu-0", CHIP_SHARES="4")
         assert npu_0(after) == {f"npu-0-share-{i}": 4 for i in range(4)}
         whole_memory = share_claim(after, "consumable", "32Gi")
