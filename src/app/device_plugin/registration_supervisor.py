@@ -18,7 +18,7 @@ from npu_dra.adapters.grpc.device_plugin.server import SocketServer
 from npu_dra.adapters.grpc.device_plugin.servicer import DevicePluginService
 from npu_dra.adapters.grpc.device_plugin.watcher import KubeletSocketWatcher
 from npu_dra.app.device_plugin.health_monitor import HealthMonitor
-from npu_dra.app.services.backoff import Backoff
+from npu_dra.domain.backoff import Backoff
 
 log = logging.getLogger(__name__)
 

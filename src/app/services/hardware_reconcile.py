@@ -17,9 +17,9 @@ import logging
 import threading
 from collections.abc import Callable
 
-from npu_dra.app.services.backoff import Backoff
 from npu_dra.app.services.event_sink import EventSink
 from npu_dra.app.services.restart_repair import RepairReport, log_report
+from npu_dra.domain.backoff import Backoff
 from npu_dra.domain.errors import DomainError
 from npu_dra.domain.events import (
     MAX_NOTE,

@@ -30,10 +30,10 @@ import threading
 import time
 from collections.abc import Iterator
 
-from npu_dra.app.services.backoff import Backoff
 from npu_dra.app.services.event_sink import EventSink
 from npu_dra.app.services.inventory import InventoryCache
 from npu_dra.app.services.publisher import PoolPublisher
+from npu_dra.domain.backoff import Backoff
 from npu_dra.domain.errors import DomainError
 from npu_dra.domain.events import hardware_event, health_events
 from npu_dra.domain.ids import DriverName, NodeName

@@ -20,7 +20,7 @@ import threading
 import time
 from collections.abc import Mapping, Sequence
 
-from npu_dra.app.services.backoff import Backoff
+from npu_dra.domain.backoff import Backoff
 from npu_dra.domain.claims import ClaimRef
 from npu_dra.domain.ids import ClaimUID
 from npu_dra.domain.ports import CallerGone, CdiStore, CheckpointStore, NodeClaims

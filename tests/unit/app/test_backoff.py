@@ -3,7 +3,7 @@ over once something worked."""
 
 import pytest
 
-from npu_dra.app.services.backoff import Backoff
+from npu_dra.domain.backoff import Backoff
 
 
 def no_spread(low: float, high: float) -> float:
