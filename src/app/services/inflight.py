@@ -86,10 +86,6 @@ class InFlight:
     def cancelled_elsewhere(self, pending: PendingPrepare, fresh: Iterable[ClaimUID]) -> None:
         """Mark cancelled those of `fresh` (claims `pending` is about to commit) that another
         instance unprepared after `pending` began."""
-        if self._marks is None:
-            return
-        for uid in fresh:
-            if uid not in pending.cancelled and self._marks.marked_since(
-                uid=uid, at=pending.opened
-            ):
-                pending.cancelled[uid] = UNPREPARED_ELSEWHERE
+        waiting = (uid for uid in fresh if uid not in pending.cancelled)
+        for uid in self.cancelled_since(pending, waiting):
+            pending.cancelled[uid] = UNPREPARED_ELSEWHERE
