@@ -13,6 +13,7 @@ import attrs
 
 from npu_dra.domain.attributes import check_attribute_value, check_qualified_name
 from npu_dra.domain.device import Device, NodeInventory
+from npu_dra.domain.device_kinds import TYPE_ATTRIBUTE, VNPU_TYPE
 from npu_dra.domain.device_taints import DeviceTaint, TaintPolicy
 from npu_dra.domain.ids import DeviceName, DriverName, NodeName, PoolName
 from npu_dra.domain.profile import PCI_BUS_ID, profile_named
@@ -115,12 +116,18 @@ def vnpu_published_devices(
     device: PublishedDevice, layout: ChipLayout
 ) -> tuple[PublishedDevice, ...]:
     """The whole chip consuming all its counters, then its vNPU devices: the chip's attributes
-    (so selectors on NUMA node or chip name still work) plus the template and the parent."""
+    (so selectors on NUMA node or chip name still work), `type: vnpu` (domain/device_kinds),
+    the template and the parent."""
     whole = attrs.evolve(device, consumes_counters=(layout.whole,))
     parts = tuple(
         PublishedDevice(
             p.name,
-            {**device.attributes, TEMPLATE_ATTRIBUTE: p.template.name, PARENT_ATTRIBUTE: p.parent},
+            {
+                **device.attributes,
+                TYPE_ATTRIBUTE: VNPU_TYPE,
+                TEMPLATE_ATTRIBUTE: p.template.name,
+                PARENT_ATTRIBUTE: p.parent,
+            },
             p.capacity(),
             consumes_counters=(p.consumes,),
         )

@@ -16,9 +16,12 @@ import attrs
 
 from npu_dra.domain.attributes import AttributeValue
 from npu_dra.domain.device import Device
+from npu_dra.domain.device_kinds import TYPE_ATTRIBUTE
+from npu_dra.domain.huawei_names import DEVICE_TYPE, PHYSIC_ID, huawei_device_type
 from npu_dra.domain.quantity import Quantity
 
-PCI_BUS_ID = "resource.kubernetes.io/pciBusID"  # the standard attribute, any vendor
+PCI_BUS_ID = "resource.kubernetes.io/pciBusID"  # the standard attributes, any vendor
+STANDARD_NUMA_NODE = "resource.kubernetes.io/numaNode"
 
 # Which ids an Ascend container's software sees, for a container whose /dev/davinci<N> nodes
 # come from our CDI spec (the host's N, never renumbered in /dev):
@@ -114,9 +117,14 @@ def with_runtime_ids(profile: DeviceProfile, mode: str) -> DeviceProfile:
 
 
 def _common_attributes(device: Device) -> dict[str, AttributeValue]:
-    attributes: dict[str, AttributeValue] = {}
+    """`type` (domain/device_kinds: the profile's name is a whole device's), NUMA node, HCCS
+    group and the standard attributes (k8s.io/dynamic-resource-allocation v0.37.2
+    deviceattribute/attribute.go: `numaNode` an int, left out where the node is not known)."""
+    attributes: dict[str, AttributeValue] = {TYPE_ATTRIBUTE: device.profile}
     if device.numa_node is not None:
         attributes["numaNode"] = device.numa_node
+        if device.numa_node >= 0:
+            attributes[STANDARD_NUMA_NODE] = device.numa_node
     if device.topology_group is not None:
         attributes["topologyGroup"] = device.topology_group
     if device.pci_bus_id is not None:
@@ -125,13 +133,16 @@ def _common_attributes(device: Device) -> dict[str, AttributeValue]:
 
 
 def _ascend_attributes(device: Device) -> dict[str, AttributeValue]:
-    """The seed's names (`kubectl get resourceslices -o yaml`): chipName, physicalId, ..."""
+    """The seed's names (`kubectl get resourceslices -o yaml`): chipName, physicalId, ...; and
+    Huawei's own DRA driver's two (domain/huawei_names.py), so its claims run unchanged."""
     attributes: dict[str, AttributeValue] = {
         "chipName": device.chip_name,
         "physicalId": device.physical_id,
         "logicId": device.logic_id,
         "cardId": device.card_id,
         "chipId": device.chip_id,
+        DEVICE_TYPE: huawei_device_type(device.chip_name),
+        PHYSIC_ID: device.physical_id,
     }
     return attributes | _common_attributes(device)
 

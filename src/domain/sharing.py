@@ -16,7 +16,8 @@ from collections.abc import Iterable, Mapping
 
 import attrs
 
-from npu_dra.domain.attributes import is_dns_label
+from npu_dra.domain.attributes import AttributeValue, is_dns_label
+from npu_dra.domain.device_kinds import SHARE_TYPE, TYPE_ATTRIBUTE
 from npu_dra.domain.errors import DomainError, InvalidName
 from npu_dra.domain.ids import DeviceName
 from npu_dra.domain.published import CapacityRange, PublishedDevice, RequestPolicy
@@ -181,8 +182,9 @@ def _none_by_default(value: Quantity) -> RequestPolicy:
 
 
 def fixed_shares(chip: PublishedDevice, shares: int, *, memory: str) -> tuple[PublishedDevice, ...]:
-    """`shares` devices `<chip>-share-<i>` in place of the chip: its attributes plus `shared`,
-    `shareIndex` and `shares`, each with 1/shares of each capacity (memory in whole MiB)."""
+    """`shares` devices `<chip>-share-<i>` in place of the chip: its attributes, `type: share`
+    (domain/device_kinds), `shared`, `shareIndex` and `shares`, each with 1/shares of each
+    capacity (memory in whole MiB)."""
     capacity = {
         name: _share_of(value, shares, whole_mib=name == memory)
         for name, value in chip.capacity.items()
@@ -192,7 +194,12 @@ def fixed_shares(chip: PublishedDevice, shares: int, *, memory: str) -> tuple[Pu
         name = share_device_name(chip.name, index)
         if not is_dns_label(name):
             raise InvalidName(f"share device {name!r} of chip {chip.name!r}: not a DNS label")
-        extra = {SHARED_ATTRIBUTE: True, SHARE_INDEX_ATTRIBUTE: index, SHARES_ATTRIBUTE: shares}
+        extra: dict[str, AttributeValue] = {
+            TYPE_ATTRIBUTE: SHARE_TYPE,
+            SHARED_ATTRIBUTE: True,
+            SHARE_INDEX_ATTRIBUTE: index,
+            SHARES_ATTRIBUTE: shares,
+        }
         devices.append(
             PublishedDevice(name, {**chip.attributes, **extra}, capacity, taints=chip.taints)
         )

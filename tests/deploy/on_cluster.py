@@ -21,14 +21,14 @@ from typing import Any
 
 from kubernetes import client
 
-from tests.deploy.objects import MANIFESTS, expanded_argv, manifests, only, policy_on
+from tests.deploy.objects import MANIFESTS, expanded_argv, manifests, of_kind, only, policy_on
 from tests.support.controlplane import ControlPlane, free_port, log_tail, wait_for
 
 NAMESPACE = only(manifests(), "Namespace")["metadata"]["name"]
 ACCOUNT = only(manifests(), "ServiceAccount")["metadata"]["name"]
 USER = f"system:serviceaccount:{NAMESPACE}:{ACCOUNT}"
 POLICY = policy_on(manifests(), "resourceslices")["metadata"]["name"]
-DEVICE_CLASS = only(manifests(), "DeviceClass")["metadata"]["name"]
+DEVICE_CLASS = next(of_kind(manifests(), "DeviceClass"))["metadata"]["name"]  # whole chips
 DRIVER = DEVICE_CLASS  # the DeviceClass selects device.driver == its own name
 PROBE_DRIVER = "probe.deploy-e2e.example.com"  # hand-made slices, never the plugin's pool
 FAKE_NODE = "chip: 910B4\ncount: 8\nnumaNodes: [6, 6, 4, 4, 0, 0, 2, 2]\n"

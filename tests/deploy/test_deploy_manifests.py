@@ -12,6 +12,7 @@ import pytest
 from npu_dra.adapters.grpc.liveness_server import LIVENESS_SERVICES, READINESS_SERVICE
 from npu_dra.app.cli import build_parser
 from npu_dra.app.options import COMMANDS, OPTIONS, Hardware, Settings, settings_from
+from npu_dra.domain.device_kinds import class_selector, kinds_of
 from tests.deploy.objects import (
     binding_named_as,
     container,
@@ -199,11 +200,17 @@ def test_the_slice_policy_pins_the_pool_to_the_tokens_node() -> None:
     assert "variables.newPool == variables.tokenNode" in expressions
 
 
-def test_the_device_class_is_the_seeds_and_selects_the_daemonsets_driver() -> None:
-    device_class = only(manifests(), "DeviceClass")
-    assert device_class["metadata"]["name"] == "npu.huawei.com"
-    (selector,) = device_class["spec"]["selectors"]
-    assert selector["cel"]["expression"] == f'device.driver == "{settings().driver_name}"'
+def test_one_device_class_per_kind_and_the_seeds_selects_whole_chips() -> None:
+    """The classes select as domain/device_kinds says (tests/unit/domain/test_device_kinds.py
+    runs those selectors on published devices); the seed's keeps its name."""
+    driver = settings().driver_name
+    classes = {c["metadata"]["name"]: c for c in of_kind(manifests(), "DeviceClass")}
+    assert list(classes) == [k.class_name(driver) for k in kinds_of("npu")]
+    assert next(iter(classes)) == "npu.huawei.com"
+    for kind in kinds_of("npu"):
+        (selector,) = classes[kind.class_name(driver)]["spec"]["selectors"]
+        written = " ".join(selector["cel"]["expression"].split())
+        assert written == class_selector(kind, driver=driver, profile="npu")
 
 
 def test_namespaced_objects_live_in_the_namespace_applied_first() -> None:

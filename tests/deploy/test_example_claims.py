@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from tests.deploy.objects import EXAMPLES, load, manifests, of_kind, only, simulate_json
+from tests.deploy.objects import EXAMPLES, load, manifests, of_kind, simulate_json
 
 NODES = [
     {"name": "atlas-800i-a2", "hardware": {"chip": "910B4", "count": 8,
@@ -28,8 +28,8 @@ def simulate(example: Path, tmp_path: Path, nodes: list[dict[str, Any]] = NODES)
          "metadata": {"name": n["name"]}, "spec": {"hardware": n["hardware"]}}
         for n in nodes
     ]  # fmt: skip
-    device_class = only(manifests(), "DeviceClass")
-    return simulate_json([*simulated, device_class, *load([example])], tmp_path)
+    classes = of_kind(manifests(), "DeviceClass")
+    return simulate_json([*simulated, *classes, *load([example])], tmp_path)
 
 
 def attributes(output: dict[str, Any]) -> dict[tuple[str, str], dict[str, Any]]:

@@ -12,6 +12,7 @@ import pytest
 
 from npu_dra.app.cli import build_parser
 from npu_dra.app.options import Hardware, Settings, add_options, settings_from
+from npu_dra.domain.device_kinds import class_selector, kinds_of
 from tests.deploy.helm_cli import CHART, HELM_LABELS, Helm, HelmError, without_helm_labels
 from tests.deploy.objects import (
     DEVICE_PLUGIN_DAEMONSET,
@@ -23,6 +24,7 @@ from tests.deploy.objects import (
     key,
     load,
     manifests,
+    of_kind,
     only,
     policy_on,
 )
@@ -123,11 +125,13 @@ def test_values_reach_the_plugins_flags_and_mounts(helm: Helm) -> None:
     pod = daemonset["spec"]["template"]["spec"]
     assert pod["nodeSelector"] == {"accelerator": "huawei-Ascend910"}
     assert pod["tolerations"] == [{"key": "npu", "operator": "Exists"}]
-    device_class = only(rendered, "DeviceClass")
-    assert device_class["metadata"]["name"] == "npu.example.com"
-    assert device_class["spec"]["selectors"][0]["cel"]["expression"] == (
-        'device.driver == "npu.example.com"'
-    )
+    classes = list(of_kind(rendered, "DeviceClass"))
+    assert [c["metadata"]["name"] for c in classes] == [
+        k.class_name("npu.example.com") for k in kinds_of("npu")
+    ]
+    for kind, device_class in zip(kinds_of("npu"), classes, strict=True):
+        written = " ".join(device_class["spec"]["selectors"][0]["cel"]["expression"].split())
+        assert written == class_selector(kind, driver="npu.example.com", profile="npu")
 
 
 def test_healthcheck_port_minus_one_renders_no_probe(helm: Helm) -> None:

@@ -8,6 +8,7 @@ import pytest
 
 from npu_dra.app.cli import build_parser
 from npu_dra.app.options import settings_from
+from npu_dra.domain.device_kinds import WHOLE, class_selector
 from tests.deploy.helm_cli import Helm, HelmError
 from tests.deploy.objects import expanded_argv, of_kind, only
 
@@ -30,18 +31,22 @@ def test_each_class_carries_its_own_extended_resource_name(helm: Helm) -> None:
     }
     assert {n: c["spec"].get("extendedResourceName") for n, c in classes.items()} == {
         "npu.huawei.com": "huawei.com/npu",
+        "vnpu.npu.huawei.com": None,
+        "share.npu.huawei.com": None,
         "ascend910.npu.huawei.com": "huawei.com/Ascend910",
         "ascend310p.npu.huawei.com": "huawei.com/Ascend310P",
     }
     (selector,) = classes["ascend910.npu.huawei.com"]["spec"]["selectors"]
-    expression = selector["cel"]["expression"]
-    assert 'chipName.startsWith("910")' in expression
-    assert '!("vnpuTemplate" in device.attributes["npu.huawei.com"])' in expression
+    expression = " ".join(selector["cel"]["expression"].split())
+    whole = class_selector(WHOLE, driver="npu.huawei.com", profile="npu")
+    assert (
+        expression == f'{whole} && device.attributes["npu.huawei.com"].chipName.startsWith("910")'
+    )
 
 
 def test_the_default_class_has_no_extended_resource_name(helm: Helm) -> None:
-    device_class = only(helm.template(), "DeviceClass")
-    assert "extendedResourceName" not in device_class["spec"]
+    for device_class in of_kind(helm.template(), "DeviceClass"):
+        assert "extendedResourceName" not in device_class["spec"]
 
 
 @pytest.mark.parametrize("name", ["Ascend910", "huawei.com/", "huawei.com/Ascend 910"])

@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from npu_dra.app.options import Hardware
+from npu_dra.domain.device_kinds import class_selector, kinds_of
 from tests.deploy.helm_cli import Helm, HelmError
 from tests.deploy.objects import container, host_path_mounts, of_kind, only, policy_on
 from tests.deploy.test_helm_chart import kubelet_plugin_settings
@@ -47,11 +48,11 @@ def test_the_gpu_profile_renders_the_nvml_backend_with_the_hosts_driver(helm: He
 
 def test_the_gpu_profile_has_a_gpu_device_class_and_a_policy_for_its_driver(helm: Helm) -> None:
     rendered = helm.template(values=GPU)
-    device_class = only(rendered, "DeviceClass")
-    assert device_class["metadata"]["name"] == "gpu.npu-dra.io"
-    assert device_class["spec"]["selectors"][0]["cel"]["expression"] == (
-        'device.driver == "gpu.npu-dra.io"'
-    )
+    classes = list(of_kind(rendered, "DeviceClass"))
+    assert [c["metadata"]["name"] for c in classes] == ["gpu.npu-dra.io", "share.gpu.npu-dra.io"]
+    for kind, device_class in zip(kinds_of("gpu"), classes, strict=True):
+        written = " ".join(device_class["spec"]["selectors"][0]["cel"]["expression"].split())
+        assert written == class_selector(kind, driver="gpu.npu-dra.io", profile="gpu")
     variables = {
         v["name"]: v["expression"]
         for v in policy_on(rendered, "resourceslices")["spec"]["variables"]
@@ -62,7 +63,10 @@ def test_the_gpu_profile_has_a_gpu_device_class_and_a_policy_for_its_driver(helm
 def test_a_driver_name_given_wins_over_the_profiles(helm: Helm) -> None:
     rendered = helm.template(values={**GPU, "driverName": "gpu.example.com"})
     assert kubelet_plugin_settings(rendered).driver_name == "gpu.example.com"
-    assert [c["metadata"]["name"] for c in of_kind(rendered, "DeviceClass")] == ["gpu.example.com"]
+    assert [c["metadata"]["name"] for c in of_kind(rendered, "DeviceClass")] == [
+        "gpu.example.com",
+        "share.gpu.example.com",
+    ]
 
 
 def test_the_npu_profile_keeps_its_own_driver_mounts_and_nodes(helm: Helm) -> None:

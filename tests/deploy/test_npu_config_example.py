@@ -4,7 +4,7 @@ prepare, naming the config (nothing in the example's cluster is shared)."""
 
 from pathlib import Path
 
-from tests.deploy.objects import EXAMPLES, load, manifests, only, simulate_json
+from tests.deploy.objects import EXAMPLES, load, manifests, of_kind, only, simulate_json
 from tests.deploy.test_example_claims import NODES
 
 EXAMPLE = EXAMPLES / "npu-config-claim.yaml"
@@ -17,7 +17,7 @@ def run(tmp_path: Path, strategy: str) -> list[dict[str, str]]:
     entry["opaque"]["parameters"]["sharing"]["strategy"] = strategy
     name, hardware = NODES[0]["name"], NODES[0]["hardware"]
     node = {"kind": "SimulatedNode", "metadata": {"name": name}, "spec": {"hardware": hardware}}
-    output = simulate_json([node, only(manifests(), "DeviceClass"), *objects], tmp_path)
+    output = simulate_json([node, *of_kind(manifests(), "DeviceClass"), *objects], tmp_path)
     rows: list[dict[str, str]] = output["allocations"]
     return rows
 

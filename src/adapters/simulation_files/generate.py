@@ -13,6 +13,7 @@ from npu_dra.adapters.simulation_files.scenario_load import (
     MAX_PODS,
     scenario_from_documents,
 )
+from npu_dra.domain.device_kinds import WHOLE, class_selector
 
 DEFAULTS = {"nodes": 50, "npus": 8, "pods": 200}
 LIMITS = {"nodes": MAX_NODES, "npus": MAX_DEVICES_PER_NODE, "pods": MAX_PODS}
@@ -58,7 +59,9 @@ def _nodes(count: int, npus: int) -> list[dict[str, Any]]:
 
 
 def _device_class(driver: str) -> dict[str, Any]:
-    selector = {"cel": {"expression": f'device.driver == "{driver}"'}}
+    """The shipped whole-chip class (domain/device_kinds)."""
+    expression = class_selector(WHOLE, driver=driver, profile="npu")
+    selector = {"cel": {"expression": expression}}
     return {"kind": "DeviceClass", "metadata": {"name": driver}, "spec": {"selectors": [selector]}}
 
 

@@ -82,6 +82,7 @@ def test_with_consumable_capacity_a_shared_chip_is_published_once_multi_allocata
     assert "shared" not in plain.attributes
     assert {k: v for k, v in shared.attributes.items() if k != "shared"} == plain.attributes | {
         "physicalId": 1,
+        "physicId": 1,
         "logicId": 1,
         "chipId": 1,
     }

@@ -12,6 +12,9 @@ import yaml
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "nvml"
 REAL_RUN = FIXTURES / "npu-dra-discover-and-contract_H100.txt"
 DIFFERS_PER_MACHINE = {"uuid"}  # the recording and the real run were two VMs with one H100 each
+# Published by every device since the recording was made (domain/device_kinds: the kind a class
+# selects on), with the value the profile gives a whole GPU; no lent machine to record again.
+ADDED_SINCE_RECORDING = {"type": {"string": "gpu"}}
 
 
 def recorded_discover() -> dict[str, Any]:
@@ -57,7 +60,8 @@ def test_the_fake_nvml_publishes_what_the_real_one_did(tmp_path: Path) -> None:
     [fake] = devices(fake_discover(tmp_path))
     assert fake["name"] == real["name"]
     assert fake["capacity"] == real["capacity"]
-    assert set(fake["attributes"]) == set(real["attributes"])
+    assert set(fake["attributes"]) == set(real["attributes"]) | set(ADDED_SINCE_RECORDING)
+    assert all(fake["attributes"][k] == v for k, v in ADDED_SINCE_RECORDING.items())
     for name, value in real["attributes"].items():
         if name not in DIFFERS_PER_MACHINE:
             assert fake["attributes"][name] == value, name
