@@ -21,7 +21,7 @@ CONTRACT_DRIVERS = ".contract.example.com"  # every test driver name ends so
 
 class Admin(Protocol):
     def create_node(self, name: str) -> str: ...  # returns the Node's UID
-    def create(self, body: dict[str, Any]) -> dict[str, Any]: ...  # a claim or a class
+    def create(self, body: dict[str, Any]) -> dict[str, Any]: ...  # a claim, class or slice
     def delete_slice(self, name: str) -> None: ...
     def stored_slices(self, driver: str) -> list[dict[str, Any]]: ...
 
@@ -68,6 +68,8 @@ class KubeAdmin:
         if body["kind"] == "DeviceClass":
             self.classes.append(body["metadata"]["name"])
             made = self.resource.create_device_class(body, _preload_content=False)
+        elif body["kind"] == "ResourceSlice":  # removed with the contract drivers' slices
+            made = self.resource.create_resource_slice(body, _preload_content=False)
         else:
             namespace = body["metadata"]["namespace"]
             made = self.resource.create_namespaced_resource_claim(

@@ -16,8 +16,10 @@ import pytest
 
 from npu_dra.adapters.cluster.kube.cluster import KubeCluster
 from npu_dra.adapters.cluster.memory import MemoryCluster
+from npu_dra.adapters.kube_shapes.slices import slice_to_api
 from npu_dra.domain.claims import AllocationMode, ClaimRef
 from npu_dra.domain.errors import NotFound
+from npu_dra.domain.other_driver import OtherDriverPublishes
 from npu_dra.domain.ids import (
     ClaimName,
     ClaimUID,
@@ -203,6 +205,30 @@ def test_shrinking_the_pool_deletes_stale_slices(
     assert generations(stored) == {(2, 1)}
     assert device_names(stored) == sorted(f"npu-{n}" for n in range(10))
     assert [o["metadata"]["name"] for o in admin.stored_slices(driver)] == [stored[0].name]
+
+
+def test_a_pool_another_driver_of_the_name_wrote_is_left_to_it(
+    cluster: Cluster, admin: Admin, node: NodeName, driver: DriverName
+) -> None:
+    """Huawei's own driver (same name) publishes deviceType and physicId only
+    (domain/huawei_names.py; its 950 devices are named `npu-<physicId>` as ours, its 910 ones
+    `Ascend910-<physicId>`, which the API server refuses: not a DNS label). Ours is refused,
+    naming the other's devices, and theirs stay."""
+    theirs = tuple(
+        PublishedDevice(DeviceName(f"npu-{n}"), {"deviceType": "Ascend910A5", "physicId": n})
+        for n in range(2)
+    )
+    [slice_] = pool(node, driver, theirs)
+    admin.create(slice_to_api(slice_))
+
+    with pytest.raises(OtherDriverPublishes, match=r"another DRA driver .* npu-0, npu-1"):
+        cluster.publish_pool(node=node, driver=driver, slices=pool(node, driver, devices(2)))
+
+    [raw] = admin.stored_slices(driver)
+    assert raw["spec"]["devices"][0]["attributes"] == {
+        "deviceType": {"string": "Ascend910A5"},
+        "physicId": {"int": 0},
+    }
 
 
 def test_list_slices_filters_by_driver_and_node(

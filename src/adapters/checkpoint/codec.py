@@ -53,6 +53,8 @@ def encode(checkpoint: Checkpoint) -> dict[str, Any]:
 
 
 def decode(document: object) -> Checkpoint:
+    if isinstance(document, dict) and "v1" in document and "apiVersion" not in document:
+        raise OtherDriverCheckpoint(_other_driver(document["v1"]))
     if not isinstance(document, dict) or document.keys() != {"apiVersion", "checksum", "claims"}:
         raise CheckpointFormatError("not an object of apiVersion, checksum and claims")
     version = _version(document["apiVersion"])
@@ -62,6 +64,25 @@ def decode(document: object) -> Checkpoint:
         raise CheckpointFormatError("claims is not an object")
     claims = {uid: _claim(uid, raw, version) for uid, raw in document["claims"].items()}
     return Checkpoint(claims=claims, version=version)
+
+
+class OtherDriverCheckpoint(CheckpointFormatError):
+    """The file is Huawei's own Ascend DRA driver's (domain/huawei_names.py), not ours."""
+
+
+def _other_driver(payload: object) -> str:
+    """Why the start stops on Huawei's driver's checkpoint: the same file name in the same
+    directory, since both are named npu.huawei.com."""
+    claims = payload.get("preparedClaims") if isinstance(payload, dict) else None
+    count = len(claims) if isinstance(claims, dict) else 0
+    return (
+        "this is the checkpoint of Huawei's own Ascend DRA driver (mind-cluster "
+        f"ascend-dynamic-resource-allocation; {count} prepared claim(s) in it), not npu-dra's: "
+        "that driver runs or ran on this node under the same driver name. Two drivers of one "
+        "name would fight over the kubelet's registration and this node's ResourceSlices, so "
+        "npu-dra does not start beside it. Remove it from this node, wait until no pod holds "
+        "a claim it prepared, then move this file aside (docs/migrating-from-huawei-dra.md)"
+    )
 
 
 def _version(api_version: object) -> int:

@@ -28,6 +28,7 @@ from npu_dra.domain.errors import NotFound
 from npu_dra.domain.events import ClusterEvent
 from npu_dra.domain.ids import DeviceClassName, DriverName, NodeName
 from npu_dra.domain.pool import ResourceSlice
+from npu_dra.domain.other_driver import other_driver_publishes, others_devices
 from npu_dra.domain.pool_sync import plan_sync
 
 Key = tuple[str, str, str]  # kind, namespace ("" if cluster-scoped), name
@@ -142,6 +143,8 @@ class MemoryCluster:
     ) -> tuple[ResourceSlice, ...]:
         with self._lock:
             stored = self.list_slices(driver=driver, node=node)
+            if others_devices(stored, driver):  # as the kube adapter: left to the other driver
+                raise other_driver_publishes(node, driver, stored)
             plan = plan_sync(stored, slices)
             owner = self._node_owner(node)
             for name in plan.deletes:

@@ -171,3 +171,25 @@ def test_a_restarted_kubelet_registers_the_running_plugin_again(node: Node) -> N
 
     assert [d.device_name for d in answer.devices] == ["npu-0"]
     assert FileCheckpointStore(node.checkpoint_file).load().claims == {}
+
+
+def test_huaweis_driver_checkpoint_stops_the_start_naming_that_driver(
+    scratch: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Huawei's driver (same name, same data directory, same file name) left its checkpoint:
+    the start says whose it is and what to do, and leaves it as it is."""
+    settings = plugin_settings(scratch)
+    checkpoint = settings.plugins_dir / DRIVER / "checkpoint.json"
+    checkpoint.parent.mkdir(parents=True)
+    theirs = b'{"checksum":1234,"v1":{"preparedClaims":{"uid-1":{"status":{}}}}}'
+    checkpoint.write_bytes(theirs)
+
+    with caplog.at_level(logging.ERROR):
+        code = runtime.run(settings, threading.Event())
+
+    assert code == 1
+    assert "Huawei's own Ascend DRA driver" in caplog.text
+    assert "1 prepared claim(s)" in caplog.text
+    assert "docs/migrating-from-huawei-dra.md" in caplog.text
+    assert checkpoint.read_bytes() == theirs
+    assert not settings.registrar_dir.exists()

@@ -4,7 +4,9 @@ resourceVersion preconditions), updates, creates (domain/pool_sync plans them).
 Creates cannot conflict (the server generates the names), so two writers of one pool (a rolling
 update's two plugin pods) can both create a full set of slices. Every sync therefore reads the pool
 back after writing, and repairs it until what is stored is one whole pool: one generation,
-`resourceSliceCount` slices, no device twice. Whose content that is, is last-writer-wins.
+`resourceSliceCount` slices, no device twice. Whose content that is, is last-writer-wins. A pool
+holding devices no npu-dra wrote (another driver of the same name: domain/other_driver.py) is
+left alone, with an error that says so.
 """
 
 import logging
@@ -18,6 +20,7 @@ from npu_dra.adapters.cluster.kube.retry import Deadline, StaleRead
 from npu_dra.adapters.kube_shapes.slices import slice_from_api, slice_to_api
 from npu_dra.domain.errors import ClusterUnavailable
 from npu_dra.domain.ids import DriverName, NodeName
+from npu_dra.domain.other_driver import other_driver_publishes, others_devices
 from npu_dra.domain.pool import ResourceSlice
 from npu_dra.domain.pool_sync import plan_sync
 
@@ -54,6 +57,8 @@ class PoolWriter:
         for round_ in range(MAX_REPAIRS + 1):
             raw = {o["metadata"]["name"]: o for o in self._list(deadline, driver, node)}
             stored = tuple(slice_from_api(o) for o in raw.values())
+            if others_devices(stored, driver):  # written by another driver of our name
+                raise other_driver_publishes(node, driver, stored)
             plan = plan_sync(stored, desired)
             if plan.empty or (round_ and whole_pool(stored)):
                 return stored
