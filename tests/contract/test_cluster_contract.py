@@ -19,7 +19,6 @@ from npu_dra.adapters.cluster.memory import MemoryCluster
 from npu_dra.adapters.kube_shapes.slices import slice_to_api
 from npu_dra.domain.claims import AllocationMode, ClaimRef
 from npu_dra.domain.errors import NotFound
-from npu_dra.domain.other_driver import OtherDriverPublishes
 from npu_dra.domain.ids import (
     ClaimName,
     ClaimUID,
@@ -30,6 +29,7 @@ from npu_dra.domain.ids import (
     NodeName,
     PoolName,
 )
+from npu_dra.domain.other_driver import OtherDriverPublishes
 from npu_dra.domain.pool import PoolRef, PublishedDevice, ResourceSlice
 from npu_dra.domain.quantity import Quantity
 from tests.contract.cluster_admins import (

@@ -27,8 +27,8 @@ from npu_dra.domain.claims import Allocation, ClaimRef, DeviceClass, ResourceCla
 from npu_dra.domain.errors import NotFound
 from npu_dra.domain.events import ClusterEvent
 from npu_dra.domain.ids import DeviceClassName, DriverName, NodeName
-from npu_dra.domain.pool import ResourceSlice
 from npu_dra.domain.other_driver import other_driver_publishes, others_devices
+from npu_dra.domain.pool import ResourceSlice
 from npu_dra.domain.pool_sync import plan_sync
 
 Key = tuple[str, str, str]  # kind, namespace ("" if cluster-scoped), name
