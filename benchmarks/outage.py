@@ -16,7 +16,7 @@ takes while the 64 reads stuck in the old requests still wait for their answer.
 
 All of it twice: with one-instance socket names, and with per-pod names (`--seamless-upgrade on`,
 the chart's default on a 1.33+ kubelet), where state steps also take the lock two instances share
-(app/services/shared.py).
+(app/services/instance_state_lock.py).
 
 Run from the repository root: `python -m benchmarks.outage`.
 """

@@ -1,7 +1,8 @@
 """CancelMarks: unprepares one plugin instance tells the other, so that a prepare still waiting
 on the API server in one instance is cancelled by an unprepare the kubelet sent to the other.
 
-During a seamless upgrade (app/services/shared.py) a prepare reads its claims outside the lock the
+During a seamless upgrade (app/services/instance_state_lock.py) a prepare reads its claims outside
+the lock the
 instances share; if the kubelet gives up on it and sends the unprepare to the other instance, that
 one finds nothing to undo. Each unprepare therefore leaves a mark here, a file per claim UID in
 `<data dir>/unprepared/` holding when it ran (CLOCK_MONOTONIC: one clock for every process on the

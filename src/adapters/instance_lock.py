@@ -7,7 +7,8 @@ holds this lock: a thread lock for this process's threads, then an exclusive flo
 `serialize.lock` in the data directory for the other process (the Go kubeletplugin helper's
 file, k8s.io/dynamic-resource-allocation kubeletplugin). The kernel drops a flock when its
 holder dies, so a killed instance never leaves it held. Nothing that waits on the network or a
-hardware tool runs under it (app/services/shared.py), so a wait longer than WAIT_S means the
+hardware tool runs under it (app/services/instance_state_lock.py), so a wait longer than WAIT_S
+means the
 holder is stopped (SIGSTOP, a frozen cgroup) or stuck: the wait ends there with a StateError
 naming the holder's pid and state (from /proc/locks), and a wait past WARN_S is logged once.
 

@@ -24,7 +24,7 @@ from collections.abc import Iterable, Sequence
 
 import attrs
 
-from npu_dra.domain.chip_shares import ChipUse, Share, sharing_env
+from npu_dra.domain.chip_sharing.prepared import ChipUse, Share, sharing_env
 from npu_dra.domain.device import Device, HostFiles
 from npu_dra.domain.errors import PrepareError
 from npu_dra.domain.ids import ClaimUID, DeviceName, DriverName, RequestName
@@ -206,7 +206,8 @@ def claim_cdi_spec(
 def chip_use_spec(
     uses: Sequence[ChipUse], *, driver: DriverName, profile: DeviceProfile, host: HostFiles
 ) -> CdiSpec:
-    """Per allocated device its chip's node and its sharing env (domain/chip_shares.py); the
+    """Per allocated device its chip's node and its sharing env (domain/chip_sharing/prepared.py);
+    the
     shared nodes, mounts and env (visible devices too, each chip once) once."""
     ordered = sorted(
         {u.cdi_name: u for u in uses}.values(), key=lambda u: (u.chip.physical_id, u.cdi_name)

@@ -5,11 +5,11 @@ from collections.abc import Iterator, Mapping
 import attrs
 
 from npu_dra.domain.cdi import recorded_share
-from npu_dra.domain.chip_shares import Share
+from npu_dra.domain.chip_sharing.policy import share_of
+from npu_dra.domain.chip_sharing.prepared import Share
 from npu_dra.domain.claims import ClaimRef
 from npu_dra.domain.device import NodeInventory
 from npu_dra.domain.ids import ClaimUID, DeviceName, PoolName, RequestName
-from npu_dra.domain.sharing import share_of
 from npu_dra.domain.vnpu.instance import VnpuRecord
 
 # The format this version writes; it reads every version from OLDEST_CHECKPOINT_VERSION on.
@@ -62,7 +62,7 @@ class HeldShare:
 class Sharers(Mapping[DeviceName, frozenset[ClaimUID]]):
     """Which claims hold shares of each shared chip, by the chip's name (admin access excluded):
     the claims that keep another from holding the chip whole; and each share they hold
-    (`held`), which prepare sums against the chip (domain/share_budget.py)."""
+    (`held`), which prepare sums against the chip (domain/chip_sharing/budget.py)."""
 
     def __init__(self, held: Mapping[DeviceName, tuple[HeldShare, ...]] | None = None) -> None:
         self._held = dict(held or {})

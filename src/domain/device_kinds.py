@@ -12,7 +12,8 @@ deployments/helm/nvidia-dra-driver-gpu/templates/deviceclass-*.yaml). Ours:
 | share | `share`            | `share.<driver>` | a fixed share, or a consumable-capacity chip  |
 
 A consumable-capacity chip is in two classes: a request through the whole-chip class that names
-no capacity takes all of it (domain/sharing.py), one through the share class names its part.
+no capacity takes all of it (domain/chip_sharing/policy.py), one through the share class names its
+part.
 
 The seed's class keeps the driver's name and now selects whole chips only. Its expression also
 takes devices an older npu-dra published without `type` (no `vnpuTemplate`, no `shareIndex`:
@@ -26,7 +27,7 @@ TYPE_ATTRIBUTE = "type"
 VNPU_TYPE = "vnpu"
 SHARE_TYPE = "share"
 # Attributes older versions published only on vNPUs and fixed shares (domain/vnpu/layout.py,
-# domain/sharing.py: kept in step by tests/unit/test_device_kinds.py).
+# domain/chip_sharing/policy.py: kept in step by tests/unit/test_device_kinds.py).
 _VNPU_MARK = "vnpuTemplate"
 _SHARE_MARKS = ("shareIndex", "shared")
 

@@ -15,10 +15,10 @@ from typing import Any
 
 import attrs
 
+from npu_dra.domain.chip_sharing.policy import share_of
 from npu_dra.domain.claims import AllocationResult, ConfigSource, OpaqueConfig, ResourceClaim
 from npu_dra.domain.errors import DomainError
 from npu_dra.domain.ids import DriverName, RequestName
-from npu_dra.domain.sharing import share_of
 
 API_VERSION = "npu.huawei.com/v1alpha1"
 KIND = "NpuConfig"

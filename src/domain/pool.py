@@ -12,13 +12,13 @@ from collections.abc import Mapping, Sequence
 import attrs
 
 from npu_dra.domain.attributes import check_attribute_value, check_qualified_name
+from npu_dra.domain.chip_sharing.policy import WHOLE, SharingPolicy, published_forms
 from npu_dra.domain.device import Device, NodeInventory
 from npu_dra.domain.device_kinds import TYPE_ATTRIBUTE, VNPU_TYPE
 from npu_dra.domain.device_taints import DeviceTaint, TaintPolicy
 from npu_dra.domain.ids import DeviceName, DriverName, NodeName, PoolName
 from npu_dra.domain.profile import PCI_BUS_ID, profile_named
 from npu_dra.domain.published import CapacityRange, PublishedDevice, RequestPolicy
-from npu_dra.domain.sharing import WHOLE, SharingPolicy, published_forms
 from npu_dra.domain.vnpu.layout import (
     PARENT_ATTRIBUTE,
     TEMPLATE_ATTRIBUTE,

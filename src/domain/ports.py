@@ -216,10 +216,11 @@ class VnpuTable(Protocol):
         ...
 
 
-class DeviceShareMode(Protocol):
+class SharingMode(Protocol):
     """The hardware's container-sharing mode (npu-smi's `device-share`): without it a chip's
     device node serves one container at a time, so a chip is put in it before a share of it is
-    prepared (app/services/device_share.py). Hardware that shares without a mode (GPUs, by
+    prepared (app/services/chip_sharing/sharing_mode.py). Hardware that shares without a mode
+    (GPUs, by
     time-slicing) has a port that changes nothing."""
 
     def enable_device_share(self, *, device: Device) -> bool:

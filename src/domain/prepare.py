@@ -1,6 +1,6 @@
 """Deciding what preparing a claim means on this node. Deterministic and free of side effects, so
 it can be recomputed on restart to repair a CDI spec the crash or a reboot removed
-(`recorded_spec`, from the checkpoint alone). Shares of chips: domain/prepare_shares.py.
+(`recorded_spec`, from the checkpoint alone). Shares of chips: domain/chip_sharing/prepare.py.
 """
 
 from collections.abc import Mapping
@@ -9,22 +9,22 @@ import attrs
 
 from npu_dra.domain.cdi import CdiSpec, chip_use_spec, qualified_device_name
 from npu_dra.domain.checkpoint import PreparedClaim, PreparedDevice
-from npu_dra.domain.chip_shares import ChipUse
-from npu_dra.domain.claims import AllocationResult, ResourceClaim
-from npu_dra.domain.device import NodeInventory
-from npu_dra.domain.errors import PrepareError
-from npu_dra.domain.ids import ClaimUID, DeviceName, DriverName, PoolName
-from npu_dra.domain.npu_config import check_claim_configs
-from npu_dra.domain.prepare_shares import (
+from npu_dra.domain.chip_sharing.budget import check_given_out
+from npu_dra.domain.chip_sharing.policy import SharingPolicy
+from npu_dra.domain.chip_sharing.prepare import (
     Sharers,
     chip_of,
     conflicting_holder,
     recorded_uses,
     result_use,
 )
+from npu_dra.domain.chip_sharing.prepared import ChipUse
+from npu_dra.domain.claims import AllocationResult, ResourceClaim
+from npu_dra.domain.device import NodeInventory
+from npu_dra.domain.errors import PrepareError
+from npu_dra.domain.ids import ClaimUID, DeviceName, DriverName, PoolName
+from npu_dra.domain.npu_config import check_claim_configs
 from npu_dra.domain.profile import DeviceProfile
-from npu_dra.domain.share_budget import check_given_out
-from npu_dra.domain.sharing import SharingPolicy
 
 
 @attrs.frozen
@@ -102,7 +102,7 @@ def _checked_use(
     holders: Mapping[DeviceName, ClaimUID],
     sharers: Sharers,
 ) -> ChipUse:
-    """The chip `result` uses (a share device's chip, domain/prepare_shares.py), once it is
+    """The chip `result` uses (a share device's chip, domain/chip_sharing/prepare.py), once it is
     here, usable and not held against it."""
     where = f"claim {claim.ref}, request {result.request!r}, device {result.device!r}"
     if result.pool != node.pool:

@@ -16,12 +16,12 @@ import pytest
 from npu_dra.adapters.cluster.kube.cluster import KubeCluster
 from npu_dra.adapters.cluster.kube.consumable_probe import KubeConsumableCapacity
 from npu_dra.adapters.cluster.memory import MemoryCluster
-from npu_dra.app.services.chip_sharing import ServesConsumableCapacity
+from npu_dra.app.services.chip_sharing.forms import ServesConsumableCapacity
+from npu_dra.domain.chip_sharing.policy import SharingPolicy
 from npu_dra.domain.device import Device, NodeInventory
 from npu_dra.domain.ids import DeviceName, DriverName, NodeName
 from npu_dra.domain.pool import desired_slices
 from npu_dra.domain.ports import ClusterApi
-from npu_dra.domain.sharing import SharingPolicy
 from tests.contract.cluster_admins import CONTRACT_DRIVERS, WAIT_S, KubeAdmin
 from tests.support.k8s_fixtures import V136, plane_for
 

@@ -1,7 +1,7 @@
 """The hardware contract run over every HardwareProbe adapter: FakeHardware from node
 descriptions, NpuSmiProbe over every recorded `npu-smi info` (through the fake npu-smi), and
 NvmlProbe over the fake NVML (recorded `nvidia-smi -q -x` of real GPUs, and described nodes).
-At the end, the chips' container-sharing mode (DeviceShareMode) over its four adapters.
+At the end, the chips' container-sharing mode (SharingMode) over its four adapters.
 
 With `--hardware-backend=MODULE:FACTORY` the contract class runs against that backend only.
 """
@@ -16,21 +16,21 @@ import attrs
 import pytest
 import yaml
 
-from npu_dra.adapters.hardware.dcmi.device_share import DcmiDeviceShare
+from npu_dra.adapters.hardware.dcmi.sharing_mode import DcmiSharingMode
 from npu_dra.adapters.hardware.errors import ProbeError
 from npu_dra.adapters.hardware.fake import FakeHardware
-from npu_dra.adapters.hardware.npu_smi.device_share import NpuSmiDeviceShare
 from npu_dra.adapters.hardware.npu_smi.probe import NpuSmiProbe
 from npu_dra.adapters.hardware.npu_smi.replay import recorded
-from npu_dra.adapters.hardware.nvml.device_share import TimeSlicedGpus
+from npu_dra.adapters.hardware.npu_smi.sharing_mode import NpuSmiSharingMode
 from npu_dra.adapters.hardware.nvml.fake import fake_gpu_node
 from npu_dra.adapters.hardware.nvml.library import NvmlError
+from npu_dra.adapters.hardware.nvml.sharing_mode import TimeSlicedGpus
 from npu_dra.adapters.hardware.nvml.smi_xml import FakeNvml
 from npu_dra.contract import HardwareBackend, HardwareContract, load_backend
 from npu_dra.domain.device import Device, NodeInventory
 from npu_dra.domain.errors import DomainError
 from npu_dra.domain.ids import DeviceName, NodeName
-from npu_dra.domain.ports import DeviceShareMode, HardwareProbe
+from npu_dra.domain.ports import HardwareProbe, SharingMode
 from tests.support.dcmi_stub import dcmi_backend
 from tests.support.fake_npu_smi import (
     FIXTURES,
@@ -339,7 +339,7 @@ def test_a_broken_rule_fails_naming_the_rule(
     assert says in str(failed.value)
 
 
-# -- the chips' container-sharing mode (DeviceShareMode, #31) over every adapter ---------------
+# -- the chips' container-sharing mode (SharingMode, #31) over every adapter ---------------
 
 
 @attrs.frozen
@@ -348,24 +348,24 @@ class ShareBackend:
     that have the mode; `without()`: a node and a chip of it without the mode; `broken()`: a node
     whose tool fails (the error must name the chip)."""
 
-    mode: Callable[[], DeviceShareMode]
+    mode: Callable[[], SharingMode]
     chips: tuple[Device, Device]
     needs_mode: bool = True  # False: the hardware shares without one (GPUs)
-    without: Callable[[], tuple[DeviceShareMode, Device]] | None = None
-    broken: list[Callable[[], DeviceShareMode]] = attrs.field(factory=list)
+    without: Callable[[], tuple[SharingMode, Device]] | None = None
+    broken: list[Callable[[], SharingMode]] = attrs.field(factory=list)
 
 
 def _chip(card: int, chip_name: str = "910B4", chip: int = 0) -> Device:
     return Device(DeviceName(f"npu-{card}"), card, card, card, chip, chip_name, 32 * 2**30)
 
 
-def _npu_smi_share(tmp_path: Path, **manifest: Any) -> tuple[FakeNpuSmi, DeviceShareMode]:
+def _npu_smi_share(tmp_path: Path, **manifest: Any) -> tuple[FakeNpuSmi, SharingMode]:
     directory = tmp_path / f"npu-smi-{len(list(tmp_path.glob('npu-smi-*')))}"
     fake = FakeNpuSmi(directory, {**load_scenario("910B4_8npu"), **manifest})
-    return fake, NpuSmiDeviceShare(npu_smi=fake.path, timeout=2.0)
+    return fake, NpuSmiSharingMode(npu_smi=fake.path, timeout=2.0)
 
 
-def _faulty_npu_smi(tmp_path: Path, prefix: list[str], **fault: Any) -> DeviceShareMode:
+def _faulty_npu_smi(tmp_path: Path, prefix: list[str], **fault: Any) -> SharingMode:
     fake, mode = _npu_smi_share(tmp_path)
     fake.set_fault(prefix, **fault)
     return mode
@@ -392,8 +392,8 @@ class _DcmiShareCalls:
         return 0
 
 
-def _dcmi_share(without: frozenset[int] = frozenset()) -> DeviceShareMode:
-    return DcmiDeviceShare(dcmi=_DcmiShareCalls(without))  # type: ignore[arg-type]
+def _dcmi_share(without: frozenset[int] = frozenset()) -> SharingMode:
+    return DcmiSharingMode(dcmi=_DcmiShareCalls(without))  # type: ignore[arg-type]
 
 
 def share_backends(tmp_path: Path) -> dict[str, ShareBackend]:

@@ -18,9 +18,10 @@ from npu_dra.adapters.checkpoint.memory import MemoryCheckpointStore
 from npu_dra.adapters.cluster.memory import MemoryCluster
 from npu_dra.adapters.hardware.errors import ProbeError
 from npu_dra.adapters.hardware.fake import FakeHardware
-from npu_dra.app.services.device_share import DeviceShareService
+from npu_dra.app.services.chip_sharing.sharing_mode import SharingModeService
 from npu_dra.app.services.inventory import InventoryCache
 from npu_dra.app.services.preparer import ClaimPreparer
+from npu_dra.domain.chip_sharing.policy import SharingPolicy
 from npu_dra.domain.claims import Allocation, AllocationResult, ClaimRef, ResourceClaim
 from npu_dra.domain.device import Device
 from npu_dra.domain.ids import (
@@ -33,7 +34,6 @@ from npu_dra.domain.ids import (
     RequestName,
 )
 from npu_dra.domain.profile import ASCEND_NPU
-from npu_dra.domain.sharing import SharingPolicy
 
 DRIVER = DriverName("npu.huawei.com")
 NODE = NodeName("node-a")
@@ -101,7 +101,7 @@ def test_a_hanging_device_share_query_is_asked_once_and_its_waiters_fail_fast_wi
         cluster=cluster, cdi=MemoryCdiStore(), checkpoints=MemoryCheckpointStore(),
         inventory=InventoryCache(FakeHardware({"chip": "910B4", "count": 2}, node=NODE)),
         driver=DRIVER, profile=ASCEND_NPU,
-        shares=DeviceShareService(hardware=hardware, policy=SharingPolicy(shares=8)),
+        shares=SharingModeService(hardware=hardware, policy=SharingPolicy(shares=8)),
     )  # fmt: skip
     claims = [share_claim(cluster, i) for i in range(PODS)]
     with ThreadPoolExecutor(PODS) as pool:

@@ -8,7 +8,7 @@ test_shared_chips_restarts.py). The API server's answer to "do you serve consuma
 is the test's (a 1.34 -> 1.36 upgrade turns DRAConsumableCapacity on: KEP-5075, beta in 1.36).
 
 Facts used: a 910B4 has 32 GiB of memory and 20 AI cores (adapters/hardware/chips.py, from
-Huawei's Atlas 800T A2 spec); fixed shares give 1/shares of each (domain/sharing.py).
+Huawei's Atlas 800T A2 spec); fixed shares give 1/shares of each (domain/chip_sharing/policy.py).
 """
 
 from __future__ import annotations

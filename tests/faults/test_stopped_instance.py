@@ -1,5 +1,6 @@
 """A plugin instance stopped (kill -STOP, a frozen cgroup) while it holds `serialize.lock`, the
-lock per-pod instances share (app/services/shared.py): the other instance's calls and a new
+lock per-pod instances share (app/services/instance_state_lock.py): the other instance's calls and
+a new
 instance's start wait a bounded time, then fail naming the stopped holder, instead of hanging
 silently; the liveness check and GetInfo, which change no state, still answer."""
 

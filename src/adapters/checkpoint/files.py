@@ -114,7 +114,7 @@ class FileCheckpointStore:
     def load(self) -> Checkpoint:
         """What the files hold; not read again while they are as this store last left them
         (another plugin instance's save changes them: the preparer loads at every state step
-        where one may serve beside this one, app/services/shared.py)."""
+        where one may serve beside this one, app/services/instance_state_lock.py)."""
         with self._lock:
             seen = identity(self.path, self.journal)
             if self._saved is not None and seen is not None and seen == self._seen:

@@ -29,10 +29,10 @@ import yaml
 from npu_dra.adapters.hardware.ascend_host import AscendHostPaths
 from npu_dra.adapters.hardware.chips import CHIPS, ChipFacts
 from npu_dra.adapters.hardware.description import ASCEND_FIELDS, check_description
-from npu_dra.adapters.hardware.device_share import FakeDeviceShare
 from npu_dra.adapters.hardware.errors import ProbeError
 from npu_dra.adapters.hardware.fake_vnpu import FakeVnpuTable
 from npu_dra.adapters.hardware.health_words import health_of
+from npu_dra.adapters.hardware.sharing_mode import FakeSharingMode
 from npu_dra.adapters.hardware.vnpu_presets import vnpu_offer_from
 from npu_dra.domain.device import Device, Health, HostFiles, NodeInventory
 from npu_dra.domain.errors import DomainError
@@ -62,10 +62,10 @@ class FakeHardware:
         self._health_overrides: dict[int, Health] = {}
         self._vnpu_table: FakeVnpuTable | None = None
         self._fault_table = fault_table
-        self._device_share = FakeDeviceShare()
+        self._device_share = FakeSharingMode()
 
-    def device_share(self) -> FakeDeviceShare:
-        """The chips' container-sharing mode (a DeviceShareMode): the node's one."""
+    def device_share(self) -> FakeSharingMode:
+        """The chips' container-sharing mode (a SharingMode): the node's one."""
         return self._device_share
 
     def vnpu_table(self) -> FakeVnpuTable | None:

@@ -15,9 +15,13 @@ from npu_dra.adapters.hardware.nvml.fake import is_gpu_description
 from npu_dra.adapters.kube_shapes.reader import Fields, describe
 from npu_dra.adapters.simulation_files.scenario_placement import node_labels, node_taints
 from npu_dra.adapters.simulation_files.scenario_resources import simulated_allocatable
+from npu_dra.domain.chip_sharing.policy import (
+    SharingSyntaxError,
+    parse_chip_shares,
+    parse_shared_chips,
+)
 from npu_dra.domain.ids import NodeName
 from npu_dra.domain.scheduling.placement import SchedNode
-from npu_dra.domain.sharing import SharingSyntaxError, parse_chip_shares, parse_shared_chips
 
 
 @attrs.frozen

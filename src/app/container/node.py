@@ -118,7 +118,7 @@ class NodeContainer(containers.DeclarativeContainer):
     )
     # Which instance this plugin is on its node: its socket names, and whether another instance
     # shares its state (seamless upgrades, app/kubelet_plugin/instance.py): then the preparer's
-    # state steps also hold the lock both take (app/services/shared.py).
+    # state steps also hold the lock both take (app/services/instance_state_lock.py).
     instance = providers.Singleton(this_instance, settings, node_directory)
     preparer = providers.Singleton(
         ClaimPreparer,

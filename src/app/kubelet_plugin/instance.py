@@ -9,7 +9,7 @@ pkg/kubelet/pluginmanager/pluginwatcher/README.md). The names are the Go kubelet
 and `dra-<pod uid>.sock`, where one instance uses `<driver>-reg.sock` and `dra.sock`. Two
 instances share the data directory (checkpoint, CDI specs), so their state changes are
 serialized through a file lock there, `serialize.lock`, as that helper does (what it covers,
-and what not: app/services/shared.py).
+and what not: app/services/instance_state_lock.py).
 
 An older kubelet knows one endpoint per driver: a second registration replaces the first, and
 the first one's socket going away deregisters the driver. So per-pod names are used only where

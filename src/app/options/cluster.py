@@ -82,7 +82,8 @@ CLUSTER = (
     ),
 )
 
-# README "Shared chips" (domain/sharing.py): the same flags on the kubelet plugin and simulate.
+# README "Shared chips" (domain/chip_sharing/policy.py): the same flags on the kubelet plugin and
+# simulate.
 SHARING = (
     Option(
         "shared_chips",

@@ -122,7 +122,7 @@ def taint_effects(text: str) -> str:
 
 def shared_chips(text: str) -> "frozenset[DeviceName] | None":
     """`--shared-chips`: "" (none), "all" (None), or chip device names separated by commas."""
-    from npu_dra.domain.sharing import SharingSyntaxError, parse_shared_chips
+    from npu_dra.domain.chip_sharing.policy import SharingSyntaxError, parse_shared_chips
 
     try:
         return parse_shared_chips(text)
@@ -132,7 +132,7 @@ def shared_chips(text: str) -> "frozenset[DeviceName] | None":
 
 def chip_shares(text: str) -> int:
     """`--chip-shares`: fixed shares per shared chip (2-100)."""
-    from npu_dra.domain.sharing import SharingSyntaxError, parse_chip_shares
+    from npu_dra.domain.chip_sharing.policy import SharingSyntaxError, parse_chip_shares
 
     try:
         return parse_chip_shares(text)

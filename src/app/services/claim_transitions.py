@@ -10,9 +10,9 @@ unprepare removes the spec before the record goes.
 import logging
 from collections.abc import Mapping
 
+from npu_dra.app.services.chip_sharing.sharing_mode import SharingModeService
 from npu_dra.app.services.claim_fetch import Fetched
 from npu_dra.app.services.claim_specs import ClaimSpecs
-from npu_dra.app.services.device_share import DeviceShareService
 from npu_dra.app.services.inventory import InventoryCache
 from npu_dra.app.services.vnpu import VnpuService
 from npu_dra.domain.checkpoint import Checkpoint, PreparedClaim
@@ -34,7 +34,7 @@ class ClaimTransitions:
         inventory: InventoryCache,
         driver: DriverName,
         profile: DeviceProfile,
-        shares: DeviceShareService,
+        shares: SharingModeService,
         vnpus: VnpuService | None,
     ) -> None:
         self._cdi, self._inventory, self._vnpus = cdi, inventory, vnpus

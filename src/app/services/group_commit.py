@@ -16,7 +16,8 @@ Contracts:
   staged on a state that was rolled back must not reach the disk through a later save).
 - Saves never overlap and are written in staging order, so the file only ever moves forward.
 - Lock order: `lock`, then the internal condition; `wait` is never called holding `lock`.
-- Where another process shares the store (app/services/shared.py), a change must be saved
+- Where another process shares the store (app/services/instance_state_lock.py), a change must be
+saved
   before the lock that process also takes is let go: `save_staged` writes it holding `lock`,
   so `wait` then finds it settled (or failed) and writes nothing.
 """

@@ -15,7 +15,8 @@ gone, every claim is cancelled at once. Either the unprepare comes later and fin
 registered, or it came first and the caller was already gone. All methods are called under the
 preparer's state lock.
 
-Where another plugin instance serves beside this one (app/services/shared.py), the unprepare may
+Where another plugin instance serves beside this one (app/services/instance_state_lock.py), the
+unprepare may
 reach the other one: then `marks` (adapters/cancel_marks.py) carry it across, and a prepare
 commits nothing for a claim marked unprepared after it began (`cancelled_elsewhere`).
 """

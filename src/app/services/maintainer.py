@@ -1,6 +1,6 @@
 """Keeps the published pool true: publishes it first thing, re-probes hardware every interval
 (health changes) and the shared chips' held forms (released claims give a chip its flags' form
-back: app/services/chip_sharing.py), and republishes at once when the API tells us our slices
+back: app/services/chip_sharing/forms.py), and republishes at once when the API tells us our slices
 were changed or deleted by someone else.
 
 Publishing never blocks serving: the plugin serves both sockets from its checkpoint while this

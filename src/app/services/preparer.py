@@ -11,14 +11,15 @@ Contracts:
   one). A failed save rolls memory back to the last save: its calls fail, a prepare's spec goes.
 - vNPUs: the record is saved first, then the vNPUs are made outside the state lock, under
   per-chip locks (app/services/vnpu), so chips work in parallel; a failure undoes spec and record.
-  Unprepare destroys them (the same way) before the record goes. Shared chips: device_share.
+  Unprepare destroys them (the same way) before the record goes. Shared chips: chip_sharing.
 - New claims are read concurrently, under one deadline below the kubelet's 45 s (claim_fetch).
 - API reads happen outside the state lock; every state change under it. An unprepare that
   overtakes a prepare of the same claim, or the kubelet gone from the call, cancels its commit
   (see inflight): a prepare the kubelet gave up on never leaves a claim prepared behind it.
 - A UID is answered only for the namespace/name it was prepared under; others get an error.
 - No probe under the state lock: idempotent calls use the known inventory (or fail at once where a
-  spec or vNPU needs one first); a new claim probes before. A second instance: services/shared.
+  spec or vNPU needs one first); a new claim probes before. A second instance:
+  services/instance_state_lock.
 """
 
 import logging
@@ -27,14 +28,14 @@ from collections.abc import Mapping, Sequence
 from contextlib import AbstractContextManager
 
 from npu_dra.app.services.call_log import CallLog
+from npu_dra.app.services.chip_sharing.sharing_mode import SharingModeService, SharingRepair
 from npu_dra.app.services.claim_fetch import ClaimReads, Fetched, Prefetched
 from npu_dra.app.services.claim_transitions import ClaimTransitions
-from npu_dra.app.services.device_share import DeviceShareService, SharingRepair
 from npu_dra.app.services.group_commit import GroupCommit
 from npu_dra.app.services.inflight import CancelMarks, InFlight, PendingPrepare
+from npu_dra.app.services.instance_state_lock import InstanceStateLock
 from npu_dra.app.services.inventory import InventoryCache
 from npu_dra.app.services.restart_repair import RepairReport, StartupRepair
-from npu_dra.app.services.shared import SharedStateLock
 from npu_dra.app.services.vnpu import VnpuService
 from npu_dra.domain.checkpoint import Checkpoint, PreparedClaim
 from npu_dra.domain.claims import ClaimRef
@@ -64,12 +65,13 @@ class ClaimPreparer:
         fetch_workers: int = FETCH_WORKERS,
         vnpus: VnpuService | None = None,
         prefetched: Prefetched | None = None,
-        shares: DeviceShareService | None = None,  # shared chips (app/services/device_share)
+        shares: SharingModeService
+        | None = None,  # shared chips (app/services/chip_sharing/sharing_mode)
         shared: AbstractContextManager[object] | None = None,  # another instance's lock, if any
         marks: CancelMarks | None = None,  # and the unprepares it tells (app/services/inflight)
     ) -> None:
         self._cdi, self._checkpoints = cdi, checkpoints
-        self._shares = shares or DeviceShareService()  # without one, no chip's mode is changed
+        self._shares = shares or SharingModeService()  # without one, no chip's mode is changed
         self._inventory, self._driver = inventory, driver
         self._reads = ClaimReads(
             cluster, deadline_s=fetch_deadline_s, concurrency=fetch_workers, prefetched=prefetched
@@ -172,7 +174,7 @@ class ClaimPreparer:
         lock), that one too, the checkpoint read again under it and saved before it goes."""
         if shared is None:
             return self._state.lock
-        return SharedStateLock(
+        return InstanceStateLock(
             self._state.lock, shared, entered=self._forget, leaving=self._state.save_staged
         )
 

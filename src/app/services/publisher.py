@@ -2,14 +2,14 @@
 
 import logging
 
-from npu_dra.app.services.chip_sharing import SharingMode
+from npu_dra.app.services.chip_sharing.forms import SharingForms
 from npu_dra.app.services.device_taints import TaintMode
 from npu_dra.app.services.inventory import InventoryCache
+from npu_dra.domain.chip_sharing.policy import SharingPolicy
 from npu_dra.domain.errors import DomainError
 from npu_dra.domain.ids import DriverName
 from npu_dra.domain.pool import ResourceSlice, desired_slices
 from npu_dra.domain.ports import ClusterApi
-from npu_dra.domain.sharing import SharingPolicy
 
 log = logging.getLogger(__name__)
 
@@ -22,7 +22,7 @@ class PoolPublisher:
         cluster: ClusterApi,
         driver: DriverName,
         taints: TaintMode | None = None,
-        sharing: SharingMode | None = None,
+        sharing: SharingForms | None = None,
     ) -> None:
         self._inventory = inventory
         self._cluster = cluster
@@ -46,7 +46,7 @@ class PoolPublisher:
 
     def sharing_changed(self) -> bool:
         """Whether the shared chips' forms differ from those last published: claims holding a
-        chip in another form than the flags' were released (app/services/chip_sharing.py)."""
+        chip in another form than the flags' were released (app/services/chip_sharing/forms.py)."""
         if self._sharing is None:
             return False
         try:

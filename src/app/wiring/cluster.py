@@ -10,7 +10,7 @@ from npu_dra.domain.ports import ClusterApi, DaemonSetWatcher, DeviceTaintSuppor
 
 if TYPE_CHECKING:
     from npu_dra.adapters.cluster.memory import MemoryCluster
-    from npu_dra.app.services.chip_sharing import ServesConsumableCapacity
+    from npu_dra.app.services.chip_sharing.forms import ServesConsumableCapacity
     from npu_dra.domain.metrics import PluginMetrics
 
 READ_GRACE_S = 1.0

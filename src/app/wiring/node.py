@@ -6,13 +6,14 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from npu_dra.adapters.hardware.device_share_choice import device_share_for
+from npu_dra.adapters.hardware.sharing_mode_choice import device_share_for
 from npu_dra.app.options import Settings
-from npu_dra.app.services.device_share import WAIT_S, DeviceShareService
+from npu_dra.app.services.chip_sharing.sharing_mode import WAIT_S, SharingModeService
 from npu_dra.app.services.device_taints import TaintMode
 from npu_dra.app.services.inventory import InventoryCache
 from npu_dra.app.services.metered import MeteredNodeClaims
 from npu_dra.app.services.publisher import PoolPublisher
+from npu_dra.domain.chip_sharing.policy import SharingPolicy
 from npu_dra.domain.ids import DriverName
 from npu_dra.domain.ports import (
     CdiStore,
@@ -23,11 +24,10 @@ from npu_dra.domain.ports import (
     StaticCdiSpecs,
 )
 from npu_dra.domain.profile import DeviceProfile
-from npu_dra.domain.sharing import SharingPolicy
 
 if TYPE_CHECKING:
     from npu_dra.adapters.metrics.prometheus import PrometheusMetrics
-    from npu_dra.app.services.chip_sharing import HeldClaims, SharingMode
+    from npu_dra.app.services.chip_sharing.forms import HeldClaims, SharingForms
     from npu_dra.domain.device_taints import TaintPolicy
     from npu_dra.domain.metrics import PluginMetrics
 
@@ -120,17 +120,17 @@ def pool_publisher(
 
 def sharing_mode(
     settings: Settings, support: object, held: "HeldClaims | None" = None
-) -> "SharingMode | None":
+) -> "SharingForms | None":
     """`--shared-chips`, each chip as `support` (asked whether the API server serves consumable
     capacity: multi-allocatable devices) and the claims `held` allow: None where no chip is
     shared and none can be held (no checkpoint), so the API server is never asked. The
     simulation's version says whether its API server serves consumable capacity."""
     if settings.shared_chips == frozenset() and (held is None or settings.state != "files"):
         return None
-    from npu_dra.app.services.chip_sharing import SharingMode
+    from npu_dra.app.services.chip_sharing.forms import SharingForms
 
     simulated = settings.simulated
-    return SharingMode(
+    return SharingForms(
         chips=settings.shared_chips,
         shares=settings.chip_shares,
         support=support,
@@ -140,7 +140,7 @@ def sharing_mode(
     )
 
 
-def device_shares(settings: Settings, hardware: HardwareProbe) -> DeviceShareService:
+def device_shares(settings: Settings, hardware: HardwareProbe) -> SharingModeService:
     """What puts chips into sharing mode before their first share is prepared, and the node's
     policy (None where no chip is shared). The hardware adapter is there even when none is:
     the restart repair turns the mode on again for shares prepared before `--shared-chips`
@@ -154,7 +154,7 @@ def device_shares(settings: Settings, hardware: HardwareProbe) -> DeviceShareSer
     # (the kubelet's 45 s must also cover the claim's read); a failure stands one timeout long.
     timeout = settings.probe_timeout
     wait_s = min(2 * timeout + 1.0, WAIT_S)
-    return DeviceShareService(hardware=mode, policy=policy, wait_s=wait_s, retry_after_s=timeout)
+    return SharingModeService(hardware=mode, policy=policy, wait_s=wait_s, retry_after_s=timeout)
 
 
 def prometheus_metrics() -> "PrometheusMetrics":

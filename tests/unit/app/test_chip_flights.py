@@ -1,4 +1,4 @@
-"""One hardware question per chip at a time (app/services/chip_flights.py, #44): callers
+"""One hardware question per chip at a time (app/services/chip_sharing/flights.py, #44): callers
 arriving while it flies share its answer, a failed answer is given at once for `retry_after_s`
 and asked again after, chips fly side by side, and a flight past the wait is reported as such.
 
@@ -7,7 +7,7 @@ The clock is the test's: time passes only when the test says so.
 
 import threading
 
-from npu_dra.app.services.chip_flights import ChipFlights
+from npu_dra.app.services.chip_sharing.flights import ChipFlights
 from npu_dra.domain.errors import DomainError
 from npu_dra.domain.ids import DeviceName
 

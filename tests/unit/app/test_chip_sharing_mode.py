@@ -14,7 +14,7 @@ from npu_dra.adapters.cluster.memory import MemoryCluster
 from npu_dra.adapters.hardware.fake import FakeHardware
 from npu_dra.app.container import NodeContainer
 from npu_dra.app.options import Hardware, defaults
-from npu_dra.app.services.chip_sharing import SharingMode
+from npu_dra.app.services.chip_sharing.forms import SharingForms
 from npu_dra.app.services.inventory import InventoryCache
 from npu_dra.app.services.publisher import PoolPublisher
 from npu_dra.domain.device import Health
@@ -41,7 +41,7 @@ class CountingSupport:
 
 
 def publisher(
-    cluster: MemoryCluster, mode: SharingMode, count: int = 2
+    cluster: MemoryCluster, mode: SharingForms, count: int = 2
 ) -> tuple[PoolPublisher, FakeHardware]:
     hardware = FakeHardware({"chip": "910B4", "count": count}, node=NODE)
     inventory = InventoryCache(hardware)
@@ -55,8 +55,8 @@ def published(cluster: MemoryCluster) -> dict[str, bool]:
     return {d.name: d.allow_multiple_allocations for s in cluster.list_slices() for d in s.devices}
 
 
-def mode(support: object, chips: frozenset[DeviceName] | None = NPU_1) -> SharingMode:
-    return SharingMode(chips=chips, shares=2, support=support, driver=DRIVER)
+def mode(support: object, chips: frozenset[DeviceName] | None = NPU_1) -> SharingForms:
+    return SharingForms(chips=chips, shares=2, support=support, driver=DRIVER)
 
 
 def test_where_consumable_capacity_is_served_the_chip_is_one_device_and_asked_once() -> None:

@@ -1,13 +1,13 @@
 """A chip published in its held shares' form goes back to the flags' form once they are
 released, without a restart or a hardware change: the maintainer's interval tick sees the
-held form differ from what it published and republishes (app/services/chip_sharing.py, #44).
+held form differ from what it published and republishes (app/services/chip_sharing/forms.py, #44).
 
 Over the in-memory API server and fake hardware; the prepared claims are the test's checkpoint.
 """
 
 from npu_dra.adapters.cluster.memory import MemoryCluster
 from npu_dra.adapters.hardware.fake import FakeHardware
-from npu_dra.app.services.chip_sharing import SharingMode
+from npu_dra.app.services.chip_sharing.forms import SharingForms
 from npu_dra.app.services.inventory import InventoryCache
 from npu_dra.app.services.maintainer import PoolMaintainer
 from npu_dra.app.services.publisher import PoolPublisher
@@ -58,7 +58,7 @@ def npu_0(cluster: MemoryCluster) -> list[str]:
 def test_released_shares_give_the_chip_its_flags_form_at_the_next_tick() -> None:
     cluster, held = MemoryCluster(), Held(quarter_held())
     inventory = InventoryCache(FakeHardware({"chip": "910B4", "count": 2}, node=NODE))
-    mode = SharingMode(
+    mode = SharingForms(
         chips=frozenset({DeviceName("npu-0")}), shares=8, support=None, driver=DRIVER, held=held
     )
     publisher = PoolPublisher(inventory=inventory, cluster=cluster, driver=DRIVER, sharing=mode)

@@ -4,7 +4,7 @@ mode fails only the claims sharing it; unpreparing one share leaves the others; 
 the hardware again only where a reboot may have turned the mode off.
 
 Over the in-memory cluster, CDI and checkpoint stores and fake hardware, whose sharing mode
-(`FakeDeviceShare`) is asserted on by its state.
+(`FakeSharingMode`) is asserted on by its state.
 """
 
 import pytest
@@ -12,12 +12,13 @@ import pytest
 from npu_dra.adapters.cdi.memory import MemoryCdiStore
 from npu_dra.adapters.checkpoint.memory import MemoryCheckpointStore
 from npu_dra.adapters.cluster.memory import MemoryCluster
-from npu_dra.adapters.hardware.device_share import FakeDeviceShare
 from npu_dra.adapters.hardware.errors import ProbeError
 from npu_dra.adapters.hardware.fake import FakeHardware
-from npu_dra.app.services.device_share import DeviceShareService
+from npu_dra.adapters.hardware.sharing_mode import FakeSharingMode
+from npu_dra.app.services.chip_sharing.sharing_mode import SharingModeService
 from npu_dra.app.services.inventory import InventoryCache
 from npu_dra.app.services.preparer import ClaimPreparer
+from npu_dra.domain.chip_sharing.policy import SharingPolicy
 from npu_dra.domain.claims import Allocation, AllocationResult, ClaimRef
 from npu_dra.domain.device import Device
 from npu_dra.domain.ids import (
@@ -33,7 +34,6 @@ from npu_dra.domain.ids import (
 from npu_dra.domain.prepare import ClaimOutcome
 from npu_dra.domain.profile import ASCEND_NPU
 from npu_dra.domain.quantity import Quantity
-from npu_dra.domain.sharing import SharingPolicy
 
 DRIVER = DriverName("npu.huawei.com")
 NODE = NodeName("node-a")
@@ -44,7 +44,7 @@ class AskedShare:
     """The fake's sharing mode, with each chip it was asked for kept in order (`asked`), and
     a failure to give once (`fail_next`)."""
 
-    def __init__(self, mode: FakeDeviceShare) -> None:
+    def __init__(self, mode: FakeSharingMode) -> None:
         self.mode = mode
         self.asked: list[str] = []
         self.fail_next: str | None = None
@@ -71,7 +71,7 @@ class Node:
             cluster=self.cluster, cdi=self.cdi, checkpoints=self.checkpoints,
             inventory=InventoryCache(self.hardware), driver=DRIVER, profile=ASCEND_NPU,
             # retry_after_s=0: a retry asks again at once (the wait: test_chip_flights.py)
-            shares=DeviceShareService(
+            shares=SharingModeService(
                 hardware=share, policy=SharingPolicy(shares=4), retry_after_s=0.0
             ),
         )  # fmt: skip

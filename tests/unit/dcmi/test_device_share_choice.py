@@ -6,11 +6,11 @@ from pathlib import Path
 
 import pytest
 
-from npu_dra.adapters.hardware.device_share_choice import device_share_for
 from npu_dra.adapters.hardware.fake import FakeHardware
-from npu_dra.adapters.hardware.npu_smi.device_share import NpuSmiDeviceShare
-from npu_dra.adapters.hardware.nvml.device_share import TimeSlicedGpus
+from npu_dra.adapters.hardware.npu_smi.sharing_mode import NpuSmiSharingMode
 from npu_dra.adapters.hardware.nvml.fake import fake_gpu_node
+from npu_dra.adapters.hardware.nvml.sharing_mode import TimeSlicedGpus
+from npu_dra.adapters.hardware.sharing_mode_choice import device_share_for
 from npu_dra.domain.ids import NodeName
 from tests.support.dcmi_stub import StubHost, dcmi_probe
 
@@ -31,7 +31,7 @@ def test_gpus_need_no_mode() -> None:
 
 def test_npu_smi_nodes_use_npu_smi() -> None:
     hardware = FakeHardware({"chip": "910B4", "count": 1}, node=NODE)
-    assert isinstance(device_share_for("npu_smi", _Plain(hardware), NPU_SMI), NpuSmiDeviceShare)
+    assert isinstance(device_share_for("npu_smi", _Plain(hardware), NPU_SMI), NpuSmiSharingMode)
 
 
 def test_a_dcmi_library_without_the_calls_falls_back_to_npu_smi_and_says_so(
@@ -40,7 +40,7 @@ def test_a_dcmi_library_without_the_calls_falls_back_to_npu_smi_and_says_so(
     probe = dcmi_probe(StubHost.from_scenario("310P3_300IDuo_3cards", tmp_path))
     with caplog.at_level(logging.WARNING):
         chosen = device_share_for("dcmi", probe, NPU_SMI)
-    assert isinstance(chosen, NpuSmiDeviceShare)
+    assert isinstance(chosen, NpuSmiSharingMode)
     assert "libdcmi.so lacks dcmi_get_device_share_enable" in caplog.text
 
 

@@ -7,13 +7,13 @@ from __future__ import annotations
 import pytest
 
 from npu_dra.adapters.cel import CelSelectorEvaluator
+from npu_dra.domain.chip_sharing.policy import SharingPolicy
 from npu_dra.domain.device import Device, NodeInventory
 from npu_dra.domain.device_kinds import SHARE, VNPU, WHOLE, class_selector, kinds_of
 from npu_dra.domain.huawei_names import huawei_device_type
 from npu_dra.domain.ids import DeviceName, DriverName, NodeName
 from npu_dra.domain.pool import PublishedDevice, desired_slices
 from npu_dra.domain.scheduling.selectors import selector_view
-from npu_dra.domain.sharing import SharingPolicy
 from npu_dra.domain.vnpu.layout import TEMPLATE_ATTRIBUTE
 from npu_dra.domain.vnpu.templates import Template, VnpuOffer
 
@@ -61,7 +61,8 @@ def test_each_class_selects_its_kind_only_with_fixed_shares() -> None:
 
 
 def test_a_consumable_chip_serves_both_whole_chip_and_share_claims() -> None:
-    """Its request without capacity takes all its memory (domain/sharing.py), so a claim through
+    """Its request without capacity takes all its memory (domain/chip_sharing/policy.py), so a
+    claim through
     the whole-chip class still gets the chip whole."""
     devices = published(consumable=True)
     assert selected(class_selector(WHOLE, driver=DRIVER, profile="npu"), devices) == [

@@ -1,4 +1,5 @@
-"""The form a chip is published in while prepared claims hold it (domain/held_forms.py, #44):
+"""The form a chip is published in while prepared claims hold it
+(domain/chip_sharing/held_forms.py, #44):
 the held form decides until released, whatever the flags or the API server say now.
 
 Facts used: a 910B4 has 32 GiB and 20 AI cores (adapters/hardware/chips.py); a fixed share of 4
@@ -6,17 +7,17 @@ records 8192 MiB and 5 AI cores in its CDI device's name (domain/cdi.py share_cd
 """
 
 from npu_dra.domain.checkpoint import Checkpoint, PreparedClaim, PreparedDevice
-from npu_dra.domain.claims import ClaimRef
-from npu_dra.domain.device import Device, HostFiles, NodeInventory
-from npu_dra.domain.held_forms import held_forms
-from npu_dra.domain.ids import ClaimName, ClaimUID, DeviceName, Namespace, NodeName, PoolName
-from npu_dra.domain.sharing import (
+from npu_dra.domain.chip_sharing.held_forms import held_forms
+from npu_dra.domain.chip_sharing.policy import (
     FIXED,
     WHOLE,
     WITHHELD,
     ChipForm,
     SharingPolicy,
 )
+from npu_dra.domain.claims import ClaimRef
+from npu_dra.domain.device import Device, HostFiles, NodeInventory
+from npu_dra.domain.ids import ClaimName, ClaimUID, DeviceName, Namespace, NodeName, PoolName
 
 NPU_0 = DeviceName("npu-0")
 CHIP = Device(NPU_0, 0, 0, 0, 0, "910B4", 32 * 2**30, aicore_count=20)

@@ -12,7 +12,8 @@ import pytest
 from npu_dra.adapters.checkpoint.codec import decode, encode
 from npu_dra.domain.cdi import recorded_share
 from npu_dra.domain.checkpoint import Checkpoint, gone_devices
-from npu_dra.domain.chip_shares import Share
+from npu_dra.domain.chip_sharing.policy import SharingPolicy
+from npu_dra.domain.chip_sharing.prepared import Share
 from npu_dra.domain.claims import (
     Allocation,
     AllocationResult,
@@ -37,7 +38,6 @@ from npu_dra.domain.ids import (
 from npu_dra.domain.prepare import NodeContext, PreparePlan, plan_prepare, recorded_spec
 from npu_dra.domain.profile import ASCEND_NPU
 from npu_dra.domain.quantity import Quantity
-from npu_dra.domain.sharing import SharingPolicy
 
 DRIVER = DriverName("npu.huawei.com")
 FIRST = ClaimUID("a1111111-0000-4000-8000-000000000001")

@@ -1,4 +1,5 @@
-"""Shared chips as a node publishes them (domain/sharing.py, desired_slices): one multi-allocatable
+"""Shared chips as a node publishes them (domain/chip_sharing/policy.py, desired_slices): one
+multi-allocatable
 device per chip where consumable capacity is served, else fixed share devices in its place;
 no vNPUs on a shared chip; the slice limits still hold; unhealthy chips as chips are."""
 
@@ -8,6 +9,7 @@ import attrs
 import pytest
 
 from npu_dra.adapters.kube_shapes.slices import slice_from_api, slice_to_api
+from npu_dra.domain.chip_sharing.policy import SharingPolicy, share_device_name, share_of
 from npu_dra.domain.device import Device, Health, NodeInventory
 from npu_dra.domain.device_taints import TaintPolicy
 from npu_dra.domain.ids import DeviceName, DriverName, NodeName
@@ -21,7 +23,6 @@ from npu_dra.domain.pool import (
     desired_slices,
 )
 from npu_dra.domain.quantity import Quantity
-from npu_dra.domain.sharing import SharingPolicy, share_device_name, share_of
 from npu_dra.domain.vnpu.templates import Template, VnpuOffer
 
 DRIVER = DriverName("npu.huawei.com")

@@ -4,15 +4,15 @@ library has the calls; otherwise (logged) through npu-smi."""
 import logging
 
 from npu_dra.adapters.hardware.dcmi import library
-from npu_dra.adapters.hardware.dcmi.device_share import DcmiDeviceShare
 from npu_dra.adapters.hardware.dcmi.probe import DcmiProbe
+from npu_dra.adapters.hardware.dcmi.sharing_mode import DcmiSharingMode
 from npu_dra.adapters.hardware.errors import ProbeError
 from npu_dra.domain.ports import HardwareProbe
 
 log = logging.getLogger(__name__)
 
 
-def dcmi_device_share(probe: HardwareProbe) -> DcmiDeviceShare | None:
+def dcmi_device_share(probe: HardwareProbe) -> DcmiSharingMode | None:
     if not isinstance(probe, DcmiProbe):
         return None
     try:
@@ -24,4 +24,4 @@ def dcmi_device_share(probe: HardwareProbe) -> DcmiDeviceShare | None:
         calls = ", ".join(library.DEVICE_SHARE_CALLS)
         log.warning("chips' sharing mode through npu-smi: libdcmi.so lacks %s", calls)
         return None
-    return DcmiDeviceShare(dcmi=loaded)
+    return DcmiSharingMode(dcmi=loaded)

@@ -59,7 +59,8 @@ class ChipForm:
 class SharingPolicy:
     """Which chips are shared (`chips` None: all), in how many fixed shares where consumable
     capacity is not served, and whether it is (`consumable`); `held`: the form of each chip
-    whose prepared claims decide it instead, until they are released (domain/held_forms.py)."""
+    whose prepared claims decide it instead, until they are released
+    (domain/chip_sharing/held_forms.py)."""
 
     chips: frozenset[DeviceName] | None = None
     shares: int = DEFAULT_SHARES

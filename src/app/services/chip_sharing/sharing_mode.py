@@ -7,7 +7,8 @@ error and nothing of it is written. It runs outside the preparer's state lock (n
 second or more), and asks the hardware once per chip per process: the port is idempotent
 (off -> on, on -> nothing), so a restart asks again and changes nothing. One question per chip
 flies at a time, and the prepares waiting on it share its answer, a failed one for a while after
-too (app/services/chip_flights.py): a hanging npu-smi costs the node one timeout, not one per
+too (app/services/chip_sharing/flights.py): a hanging npu-smi costs the node one timeout, not one
+per
 pod. Claims already prepared are never asked for: the kubelet's repeated calls stay free of
 npu-smi.
 
@@ -27,18 +28,18 @@ from collections.abc import Callable, Iterable, Mapping
 
 import attrs
 
-from npu_dra.app.services.chip_flights import ChipFlights
+from npu_dra.app.services.chip_sharing.flights import ChipFlights
 from npu_dra.app.services.claim_fetch import Fetched
 from npu_dra.app.services.restart_repair import RepairReport, StartupRepair
 from npu_dra.domain.checkpoint import Checkpoint
+from npu_dra.domain.chip_sharing.policy import SharingPolicy
+from npu_dra.domain.chip_sharing.prepare import recorded_shared_chips, shared_chips
 from npu_dra.domain.claims import ResourceClaim
 from npu_dra.domain.device import Device, NodeInventory
 from npu_dra.domain.errors import DomainError
 from npu_dra.domain.ids import ClaimUID, DeviceName, DriverName
-from npu_dra.domain.ports import DeviceShareMode
+from npu_dra.domain.ports import SharingMode
 from npu_dra.domain.prepare import NodeContext
-from npu_dra.domain.prepare_shares import recorded_shared_chips, shared_chips
-from npu_dra.domain.sharing import SharingPolicy
 
 log = logging.getLogger(__name__)
 
@@ -47,11 +48,11 @@ log = logging.getLogger(__name__)
 WAIT_S, RETRY_AFTER_S = 20.0, 10.0
 
 
-class DeviceShareService:
+class SharingModeService:
     def __init__(
         self,
         *,
-        hardware: DeviceShareMode | None = None,
+        hardware: SharingMode | None = None,
         policy: SharingPolicy | None = None,
         wait_s: float = WAIT_S,
         retry_after_s: float = RETRY_AFTER_S,
@@ -138,7 +139,7 @@ class SharingRepair:
     def __init__(
         self,
         repairs: StartupRepair,
-        shares: DeviceShareService,
+        shares: SharingModeService,
         checkpoint: Callable[[], Checkpoint],
         inventory: Callable[[], NodeInventory],
     ) -> None:

@@ -1,7 +1,8 @@
 """The form a chip is published in while prepared claims hold it (#44).
 
 The scheduler counts a chip's shares only in the form it finds published: fixed share devices,
-or one multi-allocatable device whose allocations consume capacity (domain/sharing.py). Were a
+or one multi-allocatable device whose allocations consume capacity (domain/chip_sharing/policy.py).
+Were a
 chip published in another form, or in another count of fixed shares, while shares of it are
 held, the scheduler would give it out again beside them: 200 % of the chip after consumable
 capacity is turned on or off (an upgrade), 150 % after `--chip-shares` 4 -> 8. So the form
@@ -13,17 +14,24 @@ held decides until it is released:
 - a chip the flags no longer share, or held in both forms or in mixed counts: withheld;
 - a shared chip held whole: published whole (the scheduler sees it allocated).
 
-Prepare checks the sum either way (domain/share_budget.py); this keeps the scheduler from
+Prepare checks the sum either way (domain/chip_sharing/budget.py); this keeps the scheduler from
 allocating what prepare would refuse.
 """
 
 from collections.abc import Mapping
 
 from npu_dra.domain.checkpoint import HeldShare, Sharers
+from npu_dra.domain.chip_sharing.budget import held_share_count
+from npu_dra.domain.chip_sharing.policy import (
+    CONSUMABLE,
+    FIXED,
+    WHOLE,
+    WITHHELD,
+    ChipForm,
+    SharingPolicy,
+)
 from npu_dra.domain.device import Device, NodeInventory
 from npu_dra.domain.ids import ClaimUID, DeviceName
-from npu_dra.domain.share_budget import held_share_count
-from npu_dra.domain.sharing import CONSUMABLE, FIXED, WHOLE, WITHHELD, ChipForm, SharingPolicy
 
 
 def held_forms(

@@ -16,10 +16,10 @@ from collections.abc import Sequence
 
 import attrs
 
+from npu_dra.domain.chip_sharing.policy import AICORES
 from npu_dra.domain.claims import AllocationResult
 from npu_dra.domain.device import Device
 from npu_dra.domain.ids import DeviceName, RequestName
-from npu_dra.domain.sharing import AICORES
 
 MIB = 2**20
 ENV_PREFIX = "NPU_DRA_DEVICE_"
@@ -49,7 +49,8 @@ class ChipUse:
 
 
 def fixed_share(chip: Device, shares: int) -> Share:
-    """One of `shares` fixed shares: as domain/sharing.py publishes it (memory rounded down to
+    """One of `shares` fixed shares: as domain/chip_sharing/policy.py publishes it (memory rounded
+    down to
     whole MiB)."""
     cores = None if chip.aicore_count is None else chip.aicore_count // shares
     return Share(chip.memory_bytes // shares // MIB, cores)

@@ -12,7 +12,7 @@ for 310 SoC and station boards, 310B, 310P, 910B and 910_93 (A3); the driver bui
 side only for 310P, 310B and 910B: dsmi_product_ext/CMakeLists.txt, CFG_FEATURE_DEVICE_SHARE).
 910 (A) and 950 chips have none. Such a chip is not shared without the mode: a second container
 opening its node would fail at start, long after the claim was answered. Preparing a share of it
-fails instead, naming the chip's family (DeviceShareUnsupported); the real adapters take that
+fails instead, naming the chip's family (SharingModeUnsupported); the real adapters take that
 answer from the hardware itself (npu-smi: "This device does not support ...", DCMI: -8255), since
 support depends on the board (a 310 card has no mode, a 310 SoC has), and the fake from
 `has_device_share`. The mode is never turned off by npu-dra: a reboot does that (DCMI's
@@ -30,7 +30,7 @@ from npu_dra.domain.profile import chip_family
 SHARING_CHIPS = "310P, 310B, 910B and A3 chips"
 
 
-class DeviceShareUnsupported(ProbeError):
+class SharingModeUnsupported(ProbeError):
     """A chip without a container-sharing mode; the message names it and its family."""
 
     def __init__(self, device: Device, said: str) -> None:
@@ -48,7 +48,7 @@ def has_device_share(chip_name: str) -> bool:
     return bare.startswith(("310P", "310B", "910B")) or chip_name == "Ascend910"
 
 
-class FakeDeviceShare:
+class FakeSharingMode:
     """Fake hardware's sharing mode: which chips are in it (`on`), each turn-on in order
     (`turned_on`, what tests count), and `reboot`, which turns every chip's mode off."""
 
@@ -59,7 +59,7 @@ class FakeDeviceShare:
 
     def enable_device_share(self, *, device: Device) -> bool:
         if not has_device_share(device.chip_name):
-            raise DeviceShareUnsupported(device, "fake hardware, as npu-smi's command table")
+            raise SharingModeUnsupported(device, "fake hardware, as npu-smi's command table")
         with self._lock:
             if device.name in self.on:
                 return False

@@ -1,4 +1,4 @@
-"""SharedStateLock: the preparer's state lock when another plugin instance shares its state.
+"""InstanceStateLock: the preparer's state lock when another plugin instance shares its state.
 
 During a seamless upgrade (app/kubelet_plugin/instance.py) an old and a new plugin pod serve one
 node over one data directory, and the kubelet may prepare a claim through one and unprepare it
@@ -28,7 +28,7 @@ from contextlib import AbstractContextManager
 from types import TracebackType
 
 
-class SharedStateLock:
+class InstanceStateLock:
     """`local` (this process's state lock), then `instance`; `entered` runs once both are held
     (the preparer forgets the checkpoint it read), `leaving` before they go (the save)."""
 
@@ -44,7 +44,7 @@ class SharedStateLock:
         self._entered, self._leaving = entered, leaving
         self._held = contextlib.ExitStack()  # one holder at a time: `local` is held
 
-    def __enter__(self) -> "SharedStateLock":
+    def __enter__(self) -> "InstanceStateLock":
         with contextlib.ExitStack() as stack:
             stack.enter_context(self._local)
             stack.enter_context(self._instance)

@@ -1,4 +1,4 @@
-"""NpuSmiDeviceShare: a chip's container-sharing mode through npu-smi (adapters/hardware/
+"""NpuSmiSharingMode: a chip's container-sharing mode through npu-smi (adapters/hardware/
 device_share.py says why and which chips).
 
 `npu-smi info -t device-share -i <card> -c <chip>` says whether it is on (`Device-share Status :
@@ -9,12 +9,11 @@ as HAMi's DRA driver does) and prints `Status : OK`. Formats from npu-smi's sour
 show_ascend_chip_device_share_info, npu_chip_set.c set_chip_share, npu_set_print.c
 show_device_share_risk and print_result). On A3 setting one die sets its card's two ("all chips
 belong to the npu card will keep same device-share status"). Either command can answer "This
-device does not support ... device-share.": DeviceShareUnsupported.
+device does not support ... device-share.": SharingModeUnsupported.
 """
 
 from pathlib import Path
 
-from npu_dra.adapters.hardware.device_share import DeviceShareUnsupported
 from npu_dra.adapters.hardware.errors import ProbeError
 from npu_dra.adapters.hardware.npu_smi.lines import clipped
 from npu_dra.adapters.hardware.npu_smi.runner import (
@@ -25,6 +24,7 @@ from npu_dra.adapters.hardware.npu_smi.runner import (
     describe,
 )
 from npu_dra.adapters.hardware.npu_smi.vnpu import status_ok
+from npu_dra.adapters.hardware.sharing_mode import SharingModeUnsupported
 from npu_dra.domain.device import Device
 
 STATUS_KEY = "Device-share Status"
@@ -42,7 +42,7 @@ def set_device_share(device: Device) -> Command:
     return ("set", "-t", "device-share", *chip, "-d", "1")
 
 
-class NpuSmiDeviceShare:
+class NpuSmiSharingMode:
     def __init__(
         self, *, npu_smi: Path, timeout: float = 10.0, on_done: CommandDone | None = None
     ) -> None:
@@ -57,7 +57,7 @@ class NpuSmiDeviceShare:
             output = self._runner.run(command, timeout=self._timeout, answer=YES)
         except ProbeError as error:
             if NOT_SUPPORTED in str(error):
-                raise DeviceShareUnsupported(device, f"`{describe(command)}`: {error}") from None
+                raise SharingModeUnsupported(device, f"`{describe(command)}`: {error}") from None
             raise ProbeError(f"{device.name}: {error}") from None
         if not status_ok(output):
             said = next((s for s in output.splitlines() if "Message" in s), "no Status : OK")
@@ -72,7 +72,7 @@ class NpuSmiDeviceShare:
             raise ProbeError(f"{device.name}: {error}") from None
         if UNSUPPORTED in output:
             said = clipped(output.strip().splitlines()[0])
-            raise DeviceShareUnsupported(device, f"`{describe(command)}`: {said}")
+            raise SharingModeUnsupported(device, f"`{describe(command)}`: {said}")
         return _status(output, command, device)
 
 

@@ -18,15 +18,15 @@ from npu_dra.domain.checkpoint import (
     PreparedDevice,
     Sharers,
 )
-from npu_dra.domain.chip_shares import ChipUse, Share, consumed_share, fixed_share
+from npu_dra.domain.chip_sharing.budget import held_share_count
+from npu_dra.domain.chip_sharing.policy import SharingPolicy, share_of
+from npu_dra.domain.chip_sharing.prepared import ChipUse, Share, consumed_share, fixed_share
 from npu_dra.domain.claims import AllocationResult
 from npu_dra.domain.device import Device, NodeInventory
 from npu_dra.domain.errors import PrepareError
 from npu_dra.domain.ids import ClaimUID, DeviceName, RequestName
 from npu_dra.domain.npu_config import is_share
 from npu_dra.domain.profile import DeviceProfile
-from npu_dra.domain.share_budget import held_share_count
-from npu_dra.domain.sharing import SharingPolicy, share_of
 
 __all__ = ["Sharers", "chip_of", "conflicting_holder", "recorded_uses", "result_use"]
 

@@ -1,6 +1,7 @@
 """What a shared chip has given out, and whether a claim's shares still fit in it (#44).
 
-A chip's shares come in two forms (domain/sharing.py): fixed share devices, each 1/shares of
+A chip's shares come in two forms (domain/chip_sharing/policy.py): fixed share devices, each
+1/shares of
 the chip, and consumable capacity, each what its allocation consumed. The scheduler counts
 only what the node published when it allocated: a change of form (the API server's
 DRAConsumableCapacity turned on or off, as a 1.34 -> 1.36 upgrade does) or of `--chip-shares`
@@ -14,11 +15,11 @@ takes all of it: sharing.multi_allocatable); one whose AI cores are not, as none
 from collections.abc import Iterable, Sequence
 
 from npu_dra.domain.checkpoint import HeldShare, Sharers
-from npu_dra.domain.chip_shares import MIB, ChipUse, Share, fixed_share
+from npu_dra.domain.chip_sharing.policy import MAX_SHARES, MIN_SHARES, share_of
+from npu_dra.domain.chip_sharing.prepared import MIB, ChipUse, Share, fixed_share
 from npu_dra.domain.claims import ClaimRef
 from npu_dra.domain.device import Device
 from npu_dra.domain.errors import PrepareError
-from npu_dra.domain.sharing import MAX_SHARES, MIN_SHARES, share_of
 
 
 def check_given_out(claim: ClaimRef, uses: Sequence[ChipUse], sharers: Sharers) -> None:

@@ -1,13 +1,15 @@
 """Shared chips (`--shared-chips`): which of the node's chips are shared, and in which form.
 
 The form depends on the API server: with consumable capacity (DRAConsumableCapacity) a shared
-chip is one multi-allocatable device, else fixed share devices (domain/sharing.py). The server
+chip is one multi-allocatable device, else fixed share devices (domain/chip_sharing/policy.py). The
+server
 is asked once, at the first publish that shares a chip of the node: a node sharing nothing,
 or whose named chips are all absent, never asks. A failed question decides nothing: the publish
 fails and the maintainer's retry asks again, as for device taints.
 
 What prepared claims hold of a chip decides its form until they are released, whatever the
-flags or the server say now (domain/held_forms.py): the maintainer republishes once they are.
+flags or the server say now (domain/chip_sharing/held_forms.py): the maintainer republishes once
+they are.
 """
 
 import logging
@@ -17,10 +19,10 @@ from typing import Protocol, runtime_checkable
 import attrs
 
 from npu_dra.domain.checkpoint import Checkpoint
+from npu_dra.domain.chip_sharing.held_forms import held_forms
+from npu_dra.domain.chip_sharing.policy import FIXED, WITHHELD, ChipForm, SharingPolicy
 from npu_dra.domain.device import NodeInventory
-from npu_dra.domain.held_forms import held_forms
 from npu_dra.domain.ids import DeviceName, DriverName, NodeName
-from npu_dra.domain.sharing import FIXED, WITHHELD, ChipForm, SharingPolicy
 
 log = logging.getLogger(__name__)
 
@@ -38,7 +40,7 @@ class ServesConsumableCapacity(Protocol):
         ...
 
 
-class SharingMode:
+class SharingForms:
     def __init__(
         self,
         *,

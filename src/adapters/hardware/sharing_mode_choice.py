@@ -1,19 +1,19 @@
-"""Which adapter turns a chip's container-sharing mode on (`DeviceShareMode`), for the backend
+"""Which adapter turns a chip's container-sharing mode on (`SharingMode`), for the backend
 `--hardware` chose: fake hardware's own, nothing for GPUs, DCMI where chips are probed through it
 and the library has the calls, npu-smi otherwise (as vNPUs choose: dcmi/vnpu_choice.py)."""
 
 from pathlib import Path
 
 from npu_dra.adapters.hardware.fake import FakeHardware
-from npu_dra.adapters.hardware.npu_smi.device_share import NpuSmiDeviceShare
-from npu_dra.adapters.hardware.nvml.device_share import TimeSlicedGpus
+from npu_dra.adapters.hardware.npu_smi.sharing_mode import NpuSmiSharingMode
 from npu_dra.adapters.hardware.nvml.probe import NvmlProbe
-from npu_dra.domain.ports import DeviceShareMode, HardwareProbe
+from npu_dra.adapters.hardware.nvml.sharing_mode import TimeSlicedGpus
+from npu_dra.domain.ports import HardwareProbe, SharingMode
 
 
 def device_share_for(
     kind: str, probe: HardwareProbe, npu_smi: Path, *, timeout: float = 10.0
-) -> DeviceShareMode:
+) -> SharingMode:
     """`kind` is --hardware's choice, `probe` what it built; npu-smi's commands wait `timeout`
     seconds at most (--probe-timeout)."""
     if isinstance(probe, FakeHardware):
@@ -25,4 +25,4 @@ def device_share_for(
 
         if (through_dcmi := dcmi_device_share(probe)) is not None:
             return through_dcmi
-    return NpuSmiDeviceShare(npu_smi=npu_smi, timeout=timeout)
+    return NpuSmiSharingMode(npu_smi=npu_smi, timeout=timeout)
