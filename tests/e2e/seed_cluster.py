@@ -16,7 +16,6 @@ import yaml
 from kubernetes import client
 
 from tests.e2e.plugin_process import DRIVER, FakeNode, PluginProcess
-from tests.e2e.seed_yaml import SEED_DEVICE_CLASS
 from tests.support.controlplane import ControlPlane, wait_for
 from tests.support.kubelet import DraClient, WireClaim
 
@@ -24,6 +23,7 @@ MANIFESTS = Path(__file__).resolve().parents[2] / "deploy" / "manifests"
 NAMESPACE = "ascend-dra"
 ACCOUNT = "ascend-npu-dra-kubeletplugin"
 ACCESS_KINDS = {
+    "DeviceClass",
     "Namespace",
     "ServiceAccount",
     "ClusterRole",
@@ -51,8 +51,9 @@ class Seed:
 
 
 def access_objects() -> list[dict[str, Any]]:
-    """deploy/manifests' Namespace, ServiceAccount, RBAC and ResourceSlice policy (the DeviceClass
-    is the seed's own, and the DaemonSet is what the plugin processes stand in for)."""
+    """deploy/manifests' Namespace, ServiceAccount, RBAC, policies and DeviceClasses (one per
+    kind: the seed's name selects whole chips); the DaemonSet is what the plugin processes stand
+    in for."""
     documents = [
         doc
         for path in sorted(MANIFESTS.glob("*.yaml"))
@@ -75,7 +76,7 @@ def namespace_gone_or_active(plane: ControlPlane) -> bool:
 
 @contextlib.contextmanager
 def access_applied(plane: ControlPlane) -> Iterator[None]:
-    """Applies the access objects and the seed's DeviceClass; removes those it created."""
+    """Applies the access objects; removes those it created."""
     wait_for(
         lambda: namespace_gone_or_active(plane),
         timeout=SCHEDULE_S,
@@ -87,10 +88,8 @@ def access_applied(plane: ControlPlane) -> Iterator[None]:
         for obj in objects
         if not exists(plane, obj["kind"], obj["metadata"]["name"], obj["metadata"].get("namespace"))
     ]
-    had_class = exists(plane, "deviceclass", DRIVER)
     try:
         plane.kubectl("apply", "-f", "-", input=yaml.safe_dump_all(objects))
-        plane.kubectl("apply", "-f", "-", input=SEED_DEVICE_CLASS)
         yield
     finally:
         for obj in reversed(created):
@@ -101,8 +100,6 @@ def access_applied(plane: ControlPlane) -> Iterator[None]:
                 plane.kubectl(
                     "delete", obj["kind"], meta["name"], "--ignore-not-found", check=False
                 )
-        if not had_class:
-            plane.kubectl("delete", "deviceclass", DRIVER, "--ignore-not-found", check=False)
 
 
 def pod_bound_kubeconfig(plane: ControlPlane, node: FakeNode) -> Path:

@@ -11,17 +11,6 @@ LD_LIBRARY_PATH = ":".join(
         "/usr/local/Ascend/ascend-toolkit/latest/runtime/lib64",
     ]
 )
-SEED_DEVICE_CLASS = """\
-apiVersion: resource.k8s.io/v1
-kind: DeviceClass
-metadata:
-  name: npu.huawei.com
-spec:
-  selectors:
-  - cel:
-      expression: |-
-        device.driver == "npu.huawei.com"
-"""
 SEED_POD_SPEC = f"""\
   containers:
   - name: app

@@ -11,10 +11,14 @@ from tests.e2e.seed_yaml import SEED_POD_SPEC
 
 NAMESPACE = "ascend-dra"
 CHIP_ZERO = f'device.attributes["{DRIVER}"].?shared.orValue(false)'
+SHARE_CLASS = f"share.{DRIVER}"  # deploy/manifests/40-deviceclass.yaml: shares of shared chips
 
 
-def template(name: str, *, memory: str | None, selector: str, config: str = "") -> str:
-    """A claim template for one NPU: `memory` of a shared chip's memCapacity, or the whole."""
+def template(
+    name: str, *, memory: str | None, selector: str, config: str = "", device_class: str = DRIVER
+) -> str:
+    """A claim template for one device of `device_class` (whole chips by default): `memory` of
+    a shared chip's memCapacity, or the whole."""
     capacity = f"\n          capacity:\n            requests:\n              memCapacity: {memory}"
     return f"""\
 apiVersion: resource.k8s.io/v1
@@ -28,7 +32,7 @@ spec:
       requests:
       - name: npu
         exactly:
-          deviceClassName: {DRIVER}
+          deviceClassName: {device_class}
           selectors:
           - cel:
               expression: '{selector}'{capacity if memory else ""}{config}

@@ -16,6 +16,7 @@ from npu_dra.domain.quantity import Quantity
 from tests.e2e.real_node.cluster import RealCluster
 from tests.e2e.real_node.sharing_pods import (
     CHIP_ZERO,
+    SHARE_CLASS,
     claimed_device,
     container_env,
     pod,
@@ -50,7 +51,9 @@ def test_two_pods_take_the_two_fixed_shares_of_a_chip(
         )
         assert "npu-0" not in published
         share = Quantity.parse(published["npu-0-share-0"]["capacity"]["memCapacity"]["value"])
-        cluster.apply(template("fixed-share", memory=None, selector=CHIP_ZERO))
+        cluster.apply(
+            template("fixed-share", memory=None, selector=CHIP_ZERO, device_class=SHARE_CLASS)
+        )
         cluster.apply(template("fixed-whole", memory=None, selector="true"))
         for name in SHARERS:
             cluster.apply(pod(name, "fixed-share"))

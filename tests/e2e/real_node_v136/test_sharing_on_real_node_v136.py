@@ -26,6 +26,7 @@ from npu_dra.domain.quantity import Quantity
 from tests.e2e.real_node.cluster import RealCluster
 from tests.e2e.real_node.sharing_pods import (
     CHIP_ZERO,
+    SHARE_CLASS,
     claim_events,
     claimed_device,
     container_env,
@@ -81,7 +82,9 @@ def test_two_pods_share_a_chip_a_third_waits_and_whole_chips_stay_apart(
     pods = (*SHARERS, LATE, WHOLE)
     try:
         half = share_memory(cluster)
-        cluster.apply(template("npu-share", memory=f"{half}Gi", selector=CHIP_ZERO))
+        cluster.apply(
+            template("npu-share", memory=f"{half}Gi", selector=CHIP_ZERO, device_class=SHARE_CLASS)
+        )
         cluster.apply(template("npu-whole", memory=None, selector="true"))
         for name in SHARERS:
             cluster.apply(pod(name, "npu-share"))
@@ -136,7 +139,7 @@ def without_config_policy(cluster: RealCluster) -> None:
 def refused(cluster: RealCluster, name: str, config: str) -> str | None:
     """The API server's refusal of a claim template carrying `config`, None if it took it
     (then it is deleted again)."""
-    text = template(name, memory="1Gi", selector=CHIP_ZERO, config=config)
+    text = template(name, memory="1Gi", selector=CHIP_ZERO, config=config, device_class=SHARE_CLASS)
     try:
         cluster.apply(text)
     except ControlPlaneError as error:
@@ -163,7 +166,14 @@ def test_a_bad_config_is_refused_at_create_and_fails_its_prepare_if_created_anyw
         without_config_policy(cluster)
         for name, (strategy, _) in cases.items():
             config = npu_config(strategy)
-            cluster.apply(template(name, memory=f"{half}Gi", selector=CHIP_ZERO, config=config))
+            share = template(
+                name,
+                memory=f"{half}Gi",
+                selector=CHIP_ZERO,
+                config=config,
+                device_class=SHARE_CLASS,
+            )
+            cluster.apply(share)
             cluster.apply(pod(name, name))
         for name, (_, said) in cases.items():
             events = wait_for(

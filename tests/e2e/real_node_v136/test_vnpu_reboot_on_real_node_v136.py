@@ -49,7 +49,7 @@ spec:
       requests:
       - name: npu
         exactly:
-          deviceClassName: {DRIVER}
+          deviceClassName: vnpu.{DRIVER}
           selectors:
           - cel:
               expression: >-
