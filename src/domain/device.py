@@ -43,6 +43,7 @@ class Device:
     numa_node: int | None = None
     topology_group: str | None = None
     pci_bus_id: str | None = None
+    pcie_root: str | None = None  # `pci<domain>:<bus>`, the root complex sysfs places it under
     aicore_count: int | None = None
     profile: str = "npu"  # the DeviceProfile that names, publishes and injects it
     uuid: str | None = None

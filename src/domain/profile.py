@@ -22,6 +22,7 @@ from npu_dra.domain.quantity import Quantity
 
 PCI_BUS_ID = "resource.kubernetes.io/pciBusID"  # the standard attributes, any vendor
 STANDARD_NUMA_NODE = "resource.kubernetes.io/numaNode"
+PCIE_ROOT = "resource.kubernetes.io/pcieRoot"
 
 # Which ids an Ascend container's software sees, for a container whose /dev/davinci<N> nodes
 # come from our CDI spec (the host's N, never renumbered in /dev):
@@ -119,7 +120,8 @@ def with_runtime_ids(profile: DeviceProfile, mode: str) -> DeviceProfile:
 def _common_attributes(device: Device) -> dict[str, AttributeValue]:
     """`type` (domain/device_kinds: the profile's name is a whole device's), NUMA node, HCCS
     group and the standard attributes (k8s.io/dynamic-resource-allocation v0.37.2
-    deviceattribute/attribute.go: `numaNode` an int, left out where the node is not known)."""
+    deviceattribute/attribute.go: `numaNode` an int, left out where the node is not known;
+    `pcieRoot` where sysfs tells it)."""
     attributes: dict[str, AttributeValue] = {TYPE_ATTRIBUTE: device.profile}
     if device.numa_node is not None:
         attributes["numaNode"] = device.numa_node
@@ -129,6 +131,8 @@ def _common_attributes(device: Device) -> dict[str, AttributeValue]:
         attributes["topologyGroup"] = device.topology_group
     if device.pci_bus_id is not None:
         attributes[PCI_BUS_ID] = device.pci_bus_id.lower()
+    if device.pcie_root is not None:
+        attributes[PCIE_ROOT] = device.pcie_root
     return attributes | dict(device.properties)
 
 

@@ -188,16 +188,23 @@ def make_sysfs(
     pci_numa: Mapping[str, int] | None = None,
 ) -> Path:
     """A /sys stand-in: NUMA nodes of consecutive CPUs (a 192-core Kunpeng host by default) and
-    optionally `bus/pci/devices/<bus id>/numa_node` files."""
+    optionally PCI devices with their `numa_node` files, each under the root complex of its own
+    domain and bus (`devices/pci<domain>:<bus>/<bus id>`), `bus/pci/devices/<bus id>` linking
+    there as in the kernel's sysfs."""
     for node in range(nodes):
         node_dir = directory / "devices" / "system" / "node" / f"node{node}"
         node_dir.mkdir(parents=True, exist_ok=True)
         first = node * cpus_per_node
         (node_dir / "cpulist").write_text(f"{first}-{first + cpus_per_node - 1}\n")
     for bus_id, node in (pci_numa or {}).items():
-        device = directory / "bus" / "pci" / "devices" / bus_id.lower()
+        bdf = bus_id.lower()
+        device = directory / "devices" / f"pci{bdf[:7]}" / bdf
         device.mkdir(parents=True, exist_ok=True)
         (device / "numa_node").write_text(f"{node}\n")
+        link = directory / "bus" / "pci" / "devices" / bdf
+        link.parent.mkdir(parents=True, exist_ok=True)
+        if not link.is_symlink():
+            link.symlink_to(Path("../../..") / "devices" / f"pci{bdf[:7]}" / bdf)
     return directory
 
 

@@ -88,6 +88,24 @@ def test_a3_dies_are_named_by_phy_id_and_paired_by_sio(tmp_path: Path) -> None:
     assert inventory.devices[11].health is Health.DEGRADED
 
 
+def test_the_pcie_root_is_where_sysfs_links_the_chip_and_is_published_standard(
+    tmp_path: Path,
+) -> None:
+    """k8s.io/dynamic-resource-allocation deviceattribute: `resource.kubernetes.io/pcieRoot` is
+    the `pci<domain>:<bus>` directory `/sys/bus/pci/devices/<bdf>` links under; numaNode too."""
+    host = Host(tmp_path, "Ascend910-A3_16npu")
+    make_sysfs(host.sys, pci_numa={"0000:9D:00.0": 5})
+    (host.sys / "bus" / "pci" / "devices" / "0000:9f:00.0").mkdir(parents=True)  # not a link
+    inventory = host.probe()
+    assert column(inventory, "pcie_root")[:3] == ["pci0000:9d", None, None]
+    attributes = published_device(inventory.devices[0]).attributes
+    assert attributes["resource.kubernetes.io/pcieRoot"] == "pci0000:9d"
+    assert attributes["resource.kubernetes.io/numaNode"] == 5
+    assert (
+        "resource.kubernetes.io/pcieRoot" not in published_device(inventory.devices[1]).attributes
+    )
+
+
 def test_duo_cards_with_non_contiguous_ids(tmp_path: Path) -> None:
     inventory = Host(tmp_path, "310P3_300IDuo_3cards").probe()
     assert column(inventory, "name") == [f"npu-{n}" for n in range(6)]

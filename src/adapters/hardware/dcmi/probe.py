@@ -35,7 +35,7 @@ from npu_dra.adapters.hardware.dcmi.reader import DcmiChip, read_chips
 from npu_dra.adapters.hardware.errors import ProbeError
 from npu_dra.adapters.hardware.npu_smi.parse_topo import parse_topo, topology_groups
 from npu_dra.adapters.hardware.npu_smi.runner import NpuSmiRunner
-from npu_dra.adapters.hardware.npu_smi.sysfs import NumaMap
+from npu_dra.adapters.hardware.npu_smi.sysfs import NumaMap, with_pcie_roots
 from npu_dra.domain.device import Device, Health, NodeInventory
 from npu_dra.domain.errors import DomainError
 from npu_dra.domain.fault_codes import FaultCodeTable, built_in_table, worse
@@ -82,7 +82,7 @@ class DcmiProbe:
             self._classified(_device(c, dev_nodes, numa.node_of, groups, by), c, dev_nodes)
             for c in chips
         ]
-        devices = tuple(sorted(built, key=lambda d: d.physical_id))
+        devices = with_pcie_roots(sorted(built, key=lambda d: d.physical_id), self._sysfs_root)
         self.error_codes = {DeviceName(f"npu-{c.physical_id}"): self._codes(c) for c in chips}
         try:
             return NodeInventory(self._node, devices, self._host.host_files())

@@ -44,7 +44,7 @@ from npu_dra.adapters.hardware.npu_smi.runner import (
     NpuSmiRunner,
     describe,
 )
-from npu_dra.adapters.hardware.npu_smi.sysfs import NumaMap
+from npu_dra.adapters.hardware.npu_smi.sysfs import NumaMap, with_pcie_roots
 from npu_dra.domain.device import Device, Health, NodeInventory
 from npu_dra.domain.errors import DomainError
 from npu_dra.domain.fault_codes import FaultCodeTable, built_in_table
@@ -152,6 +152,7 @@ class NpuSmiProbe:
             dev_nodes=dev_nodes,
             numa=lambda bus_id, cpus: numa.node_of(bus_id=bus_id, cpus=cpus),
         )
+        found = with_pcie_roots(found, self._sysfs_root)
         unclassified = found
         found = self._error_codes.classified(
             found,

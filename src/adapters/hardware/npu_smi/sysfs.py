@@ -1,4 +1,5 @@
-"""NUMA nodes of chips, from sysfs: what the kernel says beats what we could infer.
+"""NUMA nodes and PCIe root complexes of chips, from sysfs: what the kernel says beats what we
+could infer.
 
 First choice is the PCI device's `numa_node` file (`-1` means the kernel does not know). Where
 that fails (no bus id on SoC parts, `-1`, a container without the device) the chip's CPU
@@ -7,11 +8,16 @@ device plugin does (ascend-facts C.2). Paths are under a configurable root so te
 containers with a relocated /sys work.
 """
 
-from collections.abc import Mapping
+import os
+import re
+from collections.abc import Iterable, Mapping
 from pathlib import Path
+
+import attrs
 
 from npu_dra.adapters.hardware.errors import ProbeError
 from npu_dra.adapters.hardware.npu_smi.parse_topo import parse_cpu_list
+from npu_dra.domain.device import Device
 from npu_dra.domain.vnpu.templates import shown
 
 MAX_FILE_BYTES = 64 * 2**10  # numa_node and cpulist are one short line
@@ -71,3 +77,29 @@ def _read(path: Path) -> str | None:
     if len(data) > MAX_FILE_BYTES:
         raise ProbeError(f"{path}: more than {MAX_FILE_BYTES} bytes (the kernel writes a line)")
     return data.decode("utf-8", errors="replace").strip()
+
+
+# `/sys/bus/pci/devices/<bdf>` links into `/sys/devices/pci<domain>:<bus>/...`: that first
+# component is the device's PCIe root complex, the standard `resource.kubernetes.io/pcieRoot`
+# (k8s.io/dynamic-resource-allocation v0.37.2 deviceattribute/pci_linux.go, resolvePCIeRoot).
+_ROOT_COMPLEX = re.compile(r"^pci[0-9a-f]{4}:[0-9a-f]{2}\Z")
+
+
+def pcie_root(sysfs_root: Path, bus_id: str | None) -> str | None:
+    """The PCIe root complex of the device at `bus_id`, None where sysfs does not say (no bus id,
+    no link, a link of another shape)."""
+    if not bus_id:
+        return None
+    try:
+        target = os.readlink(sysfs_root / "bus" / "pci" / "devices" / bus_id.lower())
+    except OSError:
+        return None
+    parts = Path(target).parts
+    if "devices" not in parts:
+        return None
+    after = parts[parts.index("devices") + 1 :]
+    return after[0] if after and _ROOT_COMPLEX.match(after[0]) else None
+
+
+def with_pcie_roots(devices: Iterable[Device], sysfs_root: Path) -> tuple[Device, ...]:
+    return tuple(attrs.evolve(d, pcie_root=pcie_root(sysfs_root, d.pci_bus_id)) for d in devices)
