@@ -15,10 +15,16 @@ SHARE_CLASS = f"share.{DRIVER}"  # deploy/manifests/40-deviceclass.yaml: shares 
 
 
 def template(
-    name: str, *, memory: str | None, selector: str, config: str = "", device_class: str = DRIVER
+    name: str,
+    *,
+    memory: str | None,
+    selector: str,
+    config: str = "",
+    device_class: str = DRIVER,
+    count: int = 1,
 ) -> str:
-    """A claim template for one device of `device_class` (whole chips by default): `memory` of
-    a shared chip's memCapacity, or the whole."""
+    """A claim template for `count` devices of `device_class` (whole chips by default): `memory`
+    of a shared chip's memCapacity, or the whole."""
     capacity = f"\n          capacity:\n            requests:\n              memCapacity: {memory}"
     return f"""\
 apiVersion: resource.k8s.io/v1
@@ -33,6 +39,7 @@ spec:
       - name: npu
         exactly:
           deviceClassName: {device_class}
+          count: {count}
           selectors:
           - cel:
               expression: '{selector}'{capacity if memory else ""}{config}

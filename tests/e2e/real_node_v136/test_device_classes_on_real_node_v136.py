@@ -20,24 +20,6 @@ A = f'device.attributes["{DRIVER}"]'
 HUAWEI_FORM = f'{A}.physicId in [5] && {A}.deviceType == "Ascend910B"'
 
 
-def two_npus(name: str) -> str:
-    return f"""\
-apiVersion: resource.k8s.io/v1
-kind: ResourceClaimTemplate
-metadata:
-  name: {name}
-  namespace: ascend-dra
-spec:
-  spec:
-    devices:
-      requests:
-      - name: npu
-        exactly:
-          deviceClassName: {DRIVER}
-          count: 2
-"""
-
-
 @pytest.fixture
 def all_shared(real_cluster_v136: RealCluster, tmp_path: Path) -> Any:
     cluster = real_cluster_v136
@@ -62,7 +44,7 @@ def test_whole_chips_share_and_huaweis_form_each_get_their_kind(all_shared: Any)
     templates = ("a-share", "two-whole", "huawei-form")
     try:
         cluster.apply(template("a-share", memory="8Gi", selector="true", device_class=SHARE_CLASS))
-        cluster.apply(two_npus("two-whole"))
+        cluster.apply(template("two-whole", memory=None, selector="true", count=2))
         cluster.apply(template("huawei-form", memory=None, selector=HUAWEI_FORM))
         for name in pods:  # in order: the share is placed before the whole chips
             cluster.apply(pod(name, name))
