@@ -22,14 +22,16 @@ NODES = [
 ]  # fmt: skip
 
 
-def simulate(example: Path, tmp_path: Path, nodes: list[dict[str, Any]] = NODES) -> dict[str, Any]:
+def simulate(
+    example: Path, tmp_path: Path, nodes: list[dict[str, Any]] = NODES, *flags: str
+) -> dict[str, Any]:
     simulated = [
         {"apiVersion": "npu-dra.simulation/v1", "kind": "SimulatedNode",
          "metadata": {"name": n["name"]}, "spec": {"hardware": n["hardware"]}}
         for n in nodes
     ]  # fmt: skip
     classes = of_kind(manifests(), "DeviceClass")
-    return simulate_json([*simulated, *classes, *load([example])], tmp_path)
+    return simulate_json([*simulated, *classes, *load([example])], tmp_path, *flags)
 
 
 def attributes(output: dict[str, Any]) -> dict[tuple[str, str], dict[str, Any]]:
@@ -39,7 +41,7 @@ def attributes(output: dict[str, Any]) -> dict[tuple[str, str], dict[str, Any]]:
             name: next(iter(value.values())) for name, value in d["attributes"].items()
         }
         for s in output["resourceSlices"]
-        for d in s["spec"]["devices"]
+        for d in s["spec"].get("devices", ())
     }
 
 
@@ -107,3 +109,26 @@ def test_the_topology_claim_skips_a_ring_missing_a_healthy_npu(tmp_path: Path) -
     got = set(allocated(output))
     assert got == {("atlas-800-910a", f"npu-{i}") for i in (4, 5, 6, 7)}
     assert {attributes(output)[d]["topologyGroup"] for d in got} == {"ring-1"}
+
+
+SHARED_910B = [{"name": "atlas-800i-a2", "hardware": {"chip": "910B4", "count": 2}}]
+
+
+@pytest.mark.parametrize("version", ["1.34", "1.36"])
+def test_the_share_example_gets_a_share_never_a_whole_chip(tmp_path: Path, version: str) -> None:
+    """Beside a whole chip that is not shared: 1.34 gives a fixed share device, 1.36 8Gi of the
+    consumable chip."""
+    output = simulate(
+        example("share-claim.yaml"), tmp_path, SHARED_910B, "--shared-chips", "npu-1",
+        "--kubernetes-version", version,
+    )  # fmt: skip
+    [(node, device)] = allocated(output)
+    assert device == ("npu-1-share-0" if version == "1.34" else "npu-1")
+    assert attributes(output)[(node, device)]["shared"] is True
+
+
+def test_the_vnpu_example_gets_a_vnpu_of_its_template(tmp_path: Path) -> None:
+    nodes = [{"name": "atlas-800i-a2", "hardware": {"chip": "910B4", "count": 2, "vnpu": "910B4"}}]
+    output = simulate(example("vnpu-claim.yaml"), tmp_path, nodes, "--kubernetes-version", "1.36")
+    [(node, device)] = allocated(output)
+    assert attributes(output)[(node, device)]["vnpuTemplate"] == "vir05_1c_8g"
