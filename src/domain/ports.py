@@ -11,6 +11,7 @@ from npu_dra.domain.cdi import CdiSpec
 from npu_dra.domain.checkpoint import Checkpoint
 from npu_dra.domain.claims import ClaimRef, DeviceClass, NodePod, ResourceClaim
 from npu_dra.domain.device import Device, NodeInventory
+from npu_dra.domain.device_facts import DeviceFacts
 from npu_dra.domain.events import ClusterEvent
 from npu_dra.domain.ids import ClaimName, ClaimUID, DeviceClassName, DriverName, Namespace, NodeName
 from npu_dra.domain.pool import ResourceSlice
@@ -62,6 +63,18 @@ class ClusterApi(Protocol):
         ...
 
     def get_device_class(self, *, name: DeviceClassName) -> DeviceClass: ...
+
+
+@runtime_checkable
+class ClaimStatusWriter(Protocol):
+    """Writes this node's entries of a claim's `status.devices` (KEP-4817)."""
+
+    def write_device_status(
+        self, *, ref: ClaimRef, driver: DriverName, node: NodeName, devices: Sequence[DeviceFacts]
+    ) -> None:
+        """Make this node's entries of the claim `devices` (none: remove them), leaving every
+        other entry alone. NotFound where the claim is gone; ClusterUnavailable otherwise."""
+        ...
 
 
 class NodeDirectory(Protocol):
