@@ -133,10 +133,21 @@ def test_the_cluster_role_grants_only_what_the_plugin_calls() -> None:
     }
     assert granted == {
         ("resource.k8s.io", "resourceclaims", "get"),
+        ("resource.k8s.io", "resourceclaims/status", "patch"),  # status.devices (KEP-4817)
+        ("resource.k8s.io", "resourceclaims/driver", "associated-node:patch"),  # its, from 1.36
         ("", "nodes", "get"),
         ("events.k8s.io", "events", "create"),  # Node and claim events (adapters/.../events.py)
         *slices,
     }
+
+
+def test_status_devices_are_granted_for_this_driver_only() -> None:
+    [rule] = [
+        r
+        for r in only(manifests(), "ClusterRole")["rules"]
+        if "resourceclaims/driver" in r["resources"]
+    ]
+    assert rule["resourceNames"] == ["npu.huawei.com"]
 
 
 def test_rbac_policy_and_daemonset_name_one_service_account() -> None:

@@ -8,15 +8,17 @@ from typing import TYPE_CHECKING
 
 from npu_dra.adapters.hardware.device_share_choice import device_share_for
 from npu_dra.app.options import Settings
+from npu_dra.app.services.claim_status import ClaimStatusWorker
 from npu_dra.app.services.device_share import WAIT_S, DeviceShareService
 from npu_dra.app.services.device_taints import TaintMode
 from npu_dra.app.services.inventory import InventoryCache
 from npu_dra.app.services.metered import MeteredNodeClaims
 from npu_dra.app.services.publisher import PoolPublisher
-from npu_dra.domain.ids import DriverName
+from npu_dra.domain.ids import DriverName, NodeName
 from npu_dra.domain.ports import (
     CdiStore,
     CheckpointStore,
+    ClaimStatusWriter,
     ClusterApi,
     HardwareProbe,
     NodeClaims,
@@ -28,6 +30,7 @@ from npu_dra.domain.sharing import SharingPolicy
 if TYPE_CHECKING:
     from npu_dra.adapters.metrics.prometheus import PrometheusMetrics
     from npu_dra.app.services.chip_sharing import HeldClaims, SharingMode
+    from npu_dra.app.services.preparer import ClaimPreparer
     from npu_dra.domain.device_taints import TaintPolicy
     from npu_dra.domain.metrics import PluginMetrics
 
@@ -191,3 +194,18 @@ def held_api_lock(settings: Settings, api: str) -> Iterator[object]:
         yield lock
     finally:
         lock.release()
+
+
+def status_worker(
+    writer: object,
+    preparer: "ClaimPreparer",
+    inventory: InventoryCache,
+    driver: DriverName,
+    node: NodeName,
+) -> ClaimStatusWorker | None:
+    """The claim status writer (app/services/claim_status.py), where the cluster has one."""
+    if not isinstance(writer, ClaimStatusWriter):
+        return None
+    return ClaimStatusWorker(
+        writer, prepared=preparer.prepared, inventory=inventory.known, driver=driver, node=node
+    )
