@@ -4,6 +4,8 @@ import json
 
 import pytest
 
+from npu_dra.adapters.hardware.errors import ProbeError
+from npu_dra.adapters.hardware.fake import FakeHardware
 from npu_dra.domain.checkpoint import PreparedClaim, PreparedDevice
 from npu_dra.domain.claims import ClaimRef
 from npu_dra.domain.device import Device, NodeInventory
@@ -118,3 +120,11 @@ def test_an_interface_address_is_written_in_cidr_form(given: str, cidr: str) -> 
 def test_a_bad_address_is_named() -> None:
     with pytest.raises(ValueError, match="'not-an-ip' is not an IP address"):
         interface_address("not-an-ip")
+
+
+def test_a_fake_node_reports_its_device_ips_and_superpod() -> None:
+    spec = {"chip": "910B4", "count": 2, "deviceIPs": {1: "10.0.0.2/24"}, "superPodId": 3}
+    devices = FakeHardware(spec, node=NodeName("n")).probe().devices
+    assert [(d.device_ip, d.super_pod_id) for d in devices] == [(None, 3), ("10.0.0.2/24", 3)]
+    with pytest.raises(ProbeError, match="device IP 'x' is not an IP address"):
+        FakeHardware({**spec, "deviceIPs": {0: "x"}}, node=NodeName("n")).probe()
