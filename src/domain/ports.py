@@ -5,7 +5,7 @@ in-memory one, and one contract suite in tests/contract runs against all of them
 """
 
 from collections.abc import Callable, Mapping, Sequence
-from typing import Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 from npu_dra.domain.cdi import CdiSpec
 from npu_dra.domain.checkpoint import Checkpoint
@@ -168,6 +168,19 @@ class CdiStore(Protocol):
         ...
 
     def claim_uids(self) -> frozenset[ClaimUID]: ...
+
+
+class MetadataFiles(Protocol):
+    """Where claims' device metadata files (KEP-5304) live on the node: a directory per claim."""
+
+    def write_metadata(self, *, uid: ClaimUID, files: Mapping[str, Mapping[str, Any]]) -> str:
+        """Write each document at its relative path (`<request>/<driver>-metadata.json`) in the
+        claim's directory, atomically; returns that directory's path on the host."""
+        ...
+
+    def remove_metadata(self, *, uid: ClaimUID) -> None:
+        """Remove the claim's directory; removing an absent one is not an error."""
+        ...
 
 
 class StaticCdiSpecs(Protocol):

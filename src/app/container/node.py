@@ -36,6 +36,7 @@ from npu_dra.app.wiring.node import (
     checkpoint_memory,
     device_shares,
     held_api_lock,
+    metadata_files,
     metered,
     pool_publisher,
     prometheus_metrics,
@@ -140,6 +141,11 @@ class NodeContainer(containers.DeclarativeContainer):
         shares=providers.Singleton(device_shares, settings, hardware),
         shared=providers.Singleton(instance_lock, settings, instance),
         marks=providers.Singleton(cancel_marks, settings, instance),
+        metadata=providers.Selector(
+            settings.provided.state,
+            files=providers.Singleton(metadata_files, settings),
+            memory=providers.Object(None),
+        ),
     )
     publisher = providers.Singleton(
         pool_publisher, settings, inventory, cluster, taint_support, consumable_support,

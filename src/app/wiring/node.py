@@ -21,6 +21,7 @@ from npu_dra.domain.ports import (
     ClaimStatusWriter,
     ClusterApi,
     HardwareProbe,
+    MetadataFiles,
     NodeClaims,
     StaticCdiSpecs,
 )
@@ -49,6 +50,13 @@ def cdi_files(settings: Settings, profile: DeviceProfile) -> CdiStore:
     from npu_dra.adapters.cdi.files import FileCdiStore
 
     return FileCdiStore(settings.cdi_root, driver=settings.driver_name, cdi_class=profile.cdi_class)
+
+
+def metadata_files(settings: Settings) -> MetadataFiles:
+    """Claims' device metadata (KEP-5304) under the plugin's own directory."""
+    from npu_dra.adapters.cdi.metadata_files import FileMetadataFiles
+
+    return FileMetadataFiles(plugin_data_dir(settings))
 
 
 def cdi_memory() -> CdiStore:
