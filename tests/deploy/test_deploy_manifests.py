@@ -202,6 +202,29 @@ def test_the_event_policy_covers_every_event_write_the_role_grants_to_the_same_a
     assert binding["spec"]["validationActions"] == ["Deny"]
 
 
+def test_the_claim_status_policy_covers_the_status_grant_of_the_same_account() -> None:
+    objects = manifests()
+    [policy] = [
+        p
+        for p in of_kind(objects, "ValidatingAdmissionPolicy")
+        if p["metadata"]["name"].endswith("-claim-status")
+    ]
+    (rule,) = policy["spec"]["matchConstraints"]["resourceRules"]
+    assert rule["resources"] == ["resourceclaims/status"]
+    assert (rule["apiGroups"], rule["operations"]) == (["resource.k8s.io"], ["UPDATE"])
+    granted = {
+        verb
+        for r in only(objects, "ClusterRole")["rules"]
+        if "resourceclaims/status" in r["resources"]
+        for verb in r["verbs"]
+    }
+    assert granted == {"patch"}  # a patch is admitted as an UPDATE
+    (condition,) = policy["spec"]["matchConditions"]
+    assert f'"system:serviceaccount:{NAMESPACE}:{SERVICE_ACCOUNT}"' in condition["expression"]
+    assert policy["spec"]["failurePolicy"] == "Fail"
+    assert binding_named_as(objects, policy)["spec"]["validationActions"] == ["Deny"]
+
+
 def test_the_slice_policy_pins_the_pool_to_the_tokens_node() -> None:
     policy = policy_on(manifests(), "resourceslices")
     variables = {v["name"]: v["expression"] for v in policy["spec"]["variables"]}

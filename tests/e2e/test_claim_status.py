@@ -13,9 +13,11 @@ from __future__ import annotations
 import contextlib
 import uuid
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
+from kubernetes import client, config
 
 from tests.e2e.plugin_process import BUS_IDS, DRIVER, SEED_NUMA, fake_node, plugin_process
 from tests.e2e.seed_cluster import (
@@ -37,6 +39,7 @@ from tests.support.k8s_fixtures import plane_for, versions_params
 from tests.support.kubelet import DraClient, Kubelet
 
 WRITE_S = 30.0
+TOKENS: dict[str, Path] = {}  # the plugin's pod-bound kubeconfig, by plane version
 
 
 @pytest.fixture(scope="module", params=versions_params())
@@ -47,7 +50,7 @@ def seed(request: pytest.FixtureRequest) -> Iterator[Seed]:
         node = stack.enter_context(fake_node(f"status-{uuid.uuid4().hex[:6]}", SEED_NUMA))
         plane.create_ready_node(node.name)
         stack.callback(plane.kubectl, "delete", "node", node.name, check=False)
-        token = pod_bound_kubeconfig(plane, node)
+        token = TOKENS[request.param] = pod_bound_kubeconfig(plane, node)
         found = Seed(
             plane, node, node, {node.name: stack.enter_context(plugin_process(node, token))}
         )
@@ -108,5 +111,32 @@ def test_prepare_writes_each_devices_status_and_unprepare_removes_it(
         delete_pod(seed, "status-pod")
         seed.plane.kubectl(
             "delete", "resourceclaim", "status-claim", "-n", NAMESPACE, "--ignore-not-found",
+            check=False,
+        )  # fmt: skip
+
+
+def test_the_plugins_token_cannot_change_what_the_scheduler_wrote(
+    seed: Seed, request: pytest.FixtureRequest
+) -> None:
+    """deploy/manifests/36-claim-status-policy.yaml (and, from 1.36, the server's own
+    resourceclaims/binding check): the status grant is for status.devices only."""
+    version = request.node.callspec.params["seed"]
+    plane = seed.plane
+    plane.kubectl("apply", "-f", "-", input=numa_claim_and_pod(6, "taken-claim", "taken-pod"))
+    try:
+        bound_node(seed, "taken-pod")
+        plugin = client.ResourceV1Api(config.new_client_from_config(str(TOKENS[version])))
+        with pytest.raises(client.ApiException) as refused:
+            plugin.patch_namespaced_resource_claim_status(
+                "taken-claim", NAMESPACE, {"status": {"reservedFor": None}}
+            )
+        assert refused.value.status in (403, 422), refused.value
+        reasons = ("may not change a claim's allocation or reservedFor", "resourceclaims/binding")
+        assert any(r in str(refused.value.body) for r in reasons), refused.value.body
+        assert read_claim(plane, "taken-claim")["status"]["reservedFor"]
+    finally:
+        delete_pod(seed, "taken-pod")
+        plane.kubectl(
+            "delete", "resourceclaim", "taken-claim", "-n", NAMESPACE, "--ignore-not-found",
             check=False,
         )  # fmt: skip
