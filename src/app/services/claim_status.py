@@ -81,7 +81,7 @@ class ClaimStatusWorker:
         self._note(ref, report=False)
 
     def idle(self) -> bool:
-        """Whether nothing waits to be written (for tests and the drain)."""
+        """Whether nothing waits to be written (tests)."""
         with self._changed:
             return not self._wishes
 
