@@ -52,8 +52,11 @@ def cdi_files(settings: Settings, profile: DeviceProfile) -> CdiStore:
     return FileCdiStore(settings.cdi_root, driver=settings.driver_name, cdi_class=profile.cdi_class)
 
 
-def metadata_files(settings: Settings) -> MetadataFiles:
-    """Claims' device metadata (KEP-5304) under the plugin's own directory."""
+def metadata_files(settings: Settings) -> MetadataFiles | None:
+    """Claims' device metadata (KEP-5304) under the plugin's own directory; none in the
+    simulation, whose specs would otherwise name its scratch directory (a new one each run)."""
+    if settings.simulated is not None:
+        return None
     from npu_dra.adapters.cdi.metadata_files import FileMetadataFiles
 
     return FileMetadataFiles(plugin_data_dir(settings))
