@@ -53,6 +53,11 @@ class Device:
     # Why its health is what it is where its error codes decided (fault_codes.py), e.g.
     # "SeparateNPU: 80E18402"; empty where the health word alone did.
     fault: str = ""
+    # Where the hardware tells them (DCMI's dcmi_get_device_ip and SuperPoD info, or npu-smi;
+    # the hardware adapter names its source): the NPU's RoCE address in CIDR form
+    # (domain/device_facts.py) and the SuperPoD it sits in. None: not known on this node.
+    device_ip: str | None = None
+    super_pod_id: int | None = None
 
     @name.validator
     def _check_name(self, _: "attrs.Attribute[DeviceName]", value: str) -> None:

@@ -5,12 +5,13 @@ in-memory one, and one contract suite in tests/contract runs against all of them
 """
 
 from collections.abc import Callable, Mapping, Sequence
-from typing import Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 from npu_dra.domain.cdi import CdiSpec
 from npu_dra.domain.checkpoint import Checkpoint
 from npu_dra.domain.claims import ClaimRef, DeviceClass, NodePod, ResourceClaim
 from npu_dra.domain.device import Device, NodeInventory
+from npu_dra.domain.device_facts import DeviceFacts
 from npu_dra.domain.events import ClusterEvent
 from npu_dra.domain.ids import ClaimName, ClaimUID, DeviceClassName, DriverName, Namespace, NodeName
 from npu_dra.domain.pool import ResourceSlice
@@ -62,6 +63,18 @@ class ClusterApi(Protocol):
         ...
 
     def get_device_class(self, *, name: DeviceClassName) -> DeviceClass: ...
+
+
+@runtime_checkable
+class ClaimStatusWriter(Protocol):
+    """Writes this node's entries of a claim's `status.devices` (KEP-4817)."""
+
+    def write_device_status(
+        self, *, ref: ClaimRef, driver: DriverName, node: NodeName, devices: Sequence[DeviceFacts]
+    ) -> None:
+        """Make this node's entries of the claim `devices` (none: remove them), leaving every
+        other entry alone. NotFound where the claim is gone; ClusterUnavailable otherwise."""
+        ...
 
 
 class NodeDirectory(Protocol):
@@ -155,6 +168,19 @@ class CdiStore(Protocol):
         ...
 
     def claim_uids(self) -> frozenset[ClaimUID]: ...
+
+
+class MetadataFiles(Protocol):
+    """Where claims' device metadata files (KEP-5304) live on the node: a directory per claim."""
+
+    def write_metadata(self, *, uid: ClaimUID, files: Mapping[str, Mapping[str, Any]]) -> str:
+        """Write each document at its relative path (`<request>/<driver>-metadata.json`) in the
+        claim's directory, atomically; returns that directory's path on the host."""
+        ...
+
+    def remove_metadata(self, *, uid: ClaimUID) -> None:
+        """Remove the claim's directory; removing an absent one is not an error."""
+        ...
 
 
 class StaticCdiSpecs(Protocol):

@@ -134,10 +134,21 @@ def test_the_cluster_role_grants_only_what_the_plugin_calls() -> None:
     }
     assert granted == {
         ("resource.k8s.io", "resourceclaims", "get"),
+        ("resource.k8s.io", "resourceclaims/status", "patch"),  # status.devices (KEP-4817)
+        ("resource.k8s.io", "resourceclaims/driver", "associated-node:patch"),  # its, from 1.36
         ("", "nodes", "get"),
         ("events.k8s.io", "events", "create"),  # Node and claim events (adapters/.../events.py)
         *slices,
     }
+
+
+def test_status_devices_are_granted_for_this_driver_only() -> None:
+    [rule] = [
+        r
+        for r in only(manifests(), "ClusterRole")["rules"]
+        if "resourceclaims/driver" in r["resources"]
+    ]
+    assert rule["resourceNames"] == ["npu.huawei.com"]
 
 
 def test_rbac_policy_and_daemonset_name_one_service_account() -> None:
@@ -190,6 +201,29 @@ def test_the_event_policy_covers_every_event_write_the_role_grants_to_the_same_a
     binding = binding_named_as(objects, policy)
     assert binding["spec"]["policyName"] == policy["metadata"]["name"]
     assert binding["spec"]["validationActions"] == ["Deny"]
+
+
+def test_the_claim_status_policy_covers_the_status_grant_of_the_same_account() -> None:
+    objects = manifests()
+    [policy] = [
+        p
+        for p in of_kind(objects, "ValidatingAdmissionPolicy")
+        if p["metadata"]["name"].endswith("-claim-status")
+    ]
+    (rule,) = policy["spec"]["matchConstraints"]["resourceRules"]
+    assert rule["resources"] == ["resourceclaims/status"]
+    assert (rule["apiGroups"], rule["operations"]) == (["resource.k8s.io"], ["UPDATE"])
+    granted = {
+        verb
+        for r in only(objects, "ClusterRole")["rules"]
+        if "resourceclaims/status" in r["resources"]
+        for verb in r["verbs"]
+    }
+    assert granted == {"patch"}  # a patch is admitted as an UPDATE
+    (condition,) = policy["spec"]["matchConditions"]
+    assert f'"system:serviceaccount:{NAMESPACE}:{SERVICE_ACCOUNT}"' in condition["expression"]
+    assert policy["spec"]["failurePolicy"] == "Fail"
+    assert binding_named_as(objects, policy)["spec"]["validationActions"] == ["Deny"]
 
 
 def test_the_slice_policy_pins_the_pool_to_the_tokens_node() -> None:

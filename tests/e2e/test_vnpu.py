@@ -19,10 +19,12 @@ from typing import Any
 import pytest
 from dependency_injector import providers
 
+from npu_dra.adapters.cluster.kube.claim_status import KubeClaimStatus
 from npu_dra.adapters.cluster.kube.cluster import KubeCluster
 from npu_dra.adapters.hardware.npu_smi.replay_vnpu import state_of
 from npu_dra.app.container import NodeContainer
 from npu_dra.app.options import Hardware, defaults
+from npu_dra.app.services.claim_status import ClaimStatusWorker
 from npu_dra.domain.claims import ClaimRef
 from npu_dra.domain.ids import ClaimName, DriverName, Namespace
 from tests.support import k8s_fixtures
@@ -192,6 +194,21 @@ def test_the_scheduler_shares_one_chip_between_two_vnpu_pods_and_refuses_overrun
         for n in d["containerEdits"]["deviceNodes"]
     }
     assert host_paths == {f"{tmp_path}/dev/vdavinci100", f"{tmp_path}/dev/vdavinci101"}
+
+    # Claim status (KEP-4817): each claim's entry names the vNPU made for it.
+    status = ClaimStatusWorker(
+        KubeClaimStatus(gated_plane.api_client), prepared=node.container.preparer().prepared,
+        inventory=node.container.inventory().known, driver=node.driver, node=node.name,
+        threaded=False,
+    )  # fmt: skip
+    for ref in refs:
+        status.report(ref)
+    status.run_due()
+    written = {
+        ref.name: _claim(gated_plane, namespace, ref.name)["status"]["devices"] for ref in refs
+    }
+    made = sorted((e["data"]["vnpuId"], e["data"]["vnpuTemplate"]) for [e] in written.values())
+    assert made == [(100, "vir05_1c_8g"), (101, "vir05_1c_8g")]
 
     assert node.container.preparer().unprepare(refs) == {r.uid: None for r in refs}
     assert state_of(node.npu_smi.directory)["0/0"] == []

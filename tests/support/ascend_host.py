@@ -10,7 +10,9 @@ has them:
 - `npu-smi`: a POSIX shell script that prints the recorded outputs of a scenario, so it runs in
   any container with a `/bin/sh` (the plugin's and the business pods') without Python;
 - `<ascend root>/driver/lib64/{common,driver}` and `driver/version.info`, the files the CDI spec
-  mounts read-only.
+  mounts read-only;
+- `<ascend root>/driver/tools/hccn_tool`: a shell script answering `-i <N> -ip -g` as the real
+  tool does (adapters/hardware/npu_smi/hccn.py names the source) with 192.168.100.<101+N>/24.
 
 Nothing that already exists is touched: installing over a real (or foreign) file fails with its
 name, and `remove` deletes exactly what `install` created.
@@ -33,6 +35,18 @@ from tests.support.fake_npu_smi import SCENARIOS
 LOCAL_MAJOR = 241  # Documentation/admin-guide/devices.txt: 240-254 char, LOCAL/EXPERIMENTAL USE
 SHARED_MINORS = {"davinci_manager": 200, "devmm_svm": 201, "hisi_hdc": 202}
 MARKER = "fake-ascend-host: created by the npu-dra e2e tests"
+
+HCCN_TOOL = f"""#!/bin/sh
+# {MARKER}
+[ "$1" = "-i" ] && [ "$3" = "-ip" ] && [ "$4" = "-g" ] || {{ echo "unsupported: $*" >&2; exit 1; }}
+echo "ipaddr:192.168.100.$(($2 + 101))"
+echo "netmask:255.255.255.0"
+"""
+
+
+def device_ip(physical_id: int) -> str:
+    """What the fake hccn_tool says of chip `physical_id`."""
+    return f"192.168.100.{physical_id + 101}/24"
 
 
 class HostPathTaken(RuntimeError):
@@ -113,10 +127,14 @@ class FakeAscendHost:
                 "driver/lib64",
                 "driver/lib64/common",
                 "driver/lib64/driver",
+                "driver/tools",
             ):
                 self._claim_dir(self.ascend_root / directory)
             version = self._claim(self.ascend_root / "driver" / "version.info")
             version.write_text(f"# {MARKER}\nVersion=25.0.rc1.1\n")
+            hccn = self._claim(self.ascend_root / "driver" / "tools" / "hccn_tool")
+            hccn.write_text(HCCN_TOOL)
+            hccn.chmod(0o755)
             smi = self._claim(self.npu_smi)
             smi.write_text(shell_npu_smi(self.scenario))
             smi.chmod(0o755)

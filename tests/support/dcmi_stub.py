@@ -13,6 +13,7 @@ The file is named by the process-wide DCMI_STUB_HOST: every write points it at t
 
 import fcntl
 import hashlib
+import ipaddress
 import os
 import shutil
 import subprocess
@@ -104,6 +105,16 @@ class StubChip:
             f" {d.aicore_count or 0} {bus} {d.chip_name} Ascend {affinity} {codes} 7"
         )
 
+    def network_lines(self) -> list[str]:
+        """Its RoCE address and SuperPoD, where the device has them (dcmi_stub_network.c)."""
+        d, lines = self.device, []
+        if d.device_ip is not None:
+            address = ipaddress.IPv4Interface(d.device_ip)
+            lines.append(f"device_ip {d.card_id} {d.chip_id} {address.ip} {address.netmask}")
+        if d.super_pod_id is not None:
+            lines.append(f"spod {d.card_id} {d.chip_id} {d.physical_id} {d.super_pod_id} 0")
+        return lines
+
 
 class StubHost:
     def __init__(
@@ -163,6 +174,7 @@ class StubHost:
         lines += [f"subscribe_rc {self.subscribe_rc}", f"call_delay_ms {self.call_delay_ms}"]
         lines += vnpu_lines(self.vnpu)
         lines += [chip.line() for chip in self.chips]
+        lines += [line for chip in self.chips for line in chip.network_lines()]
         partial = self.path.with_suffix(".partial")
         partial.write_text("\n".join(lines) + "\n")
         partial.rename(self.path)  # the stub never reads half a file

@@ -10,7 +10,7 @@ from typing import Any
 MAX_DEVICES_PER_NODE = 1024
 ASCEND_FIELDS = frozenset(
     {"chip", "count", "memory", "numaNodes", "topology", "health", "errorCodes"}
-    | {"sharedDeviceNodes", "vnpu", "aicores"}
+    | {"sharedDeviceNodes", "vnpu", "aicores", "deviceIPs", "superPodId"}
 )
 GPU_FIELDS = frozenset(
     {"gpu", "count", "memory", "numaNodes", "computeCapability", "architecture"}

@@ -11,6 +11,8 @@ The file says what an npu-smi probe would have found, in a few lines:
     errorCodes: {3: ["80E18402"]}   # error codes by physical id, optional: classified by the
                            # fault-code table (domain/fault_codes.py) as npu-smi's would be
     sharedDeviceNodes: [davinci_manager, devmm_svm, hisi_hdc]   # under /dev (this default)
+    deviceIPs: {0: 192.168.100.101/24}   # the NPUs' RoCE addresses by physical id, optional
+    superPodId: 2          # the SuperPoD the node sits in, optional (A3 SuperPoD nodes)
     vnpu: 910B4            # chips can be split: a recorded preset (vnpu_presets.py), or
                            # {preset?, totals: {aicore: 20, ...}, templates: {vir05_1c_8g: {...}}}
 
@@ -35,6 +37,7 @@ from npu_dra.adapters.hardware.health_words import health_of
 from npu_dra.adapters.hardware.sharing_mode import FakeSharingMode
 from npu_dra.adapters.hardware.vnpu_presets import vnpu_offer_from
 from npu_dra.domain.device import Device, Health, HostFiles, NodeInventory
+from npu_dra.domain.device_facts import interface_address
 from npu_dra.domain.errors import DomainError
 from npu_dra.domain.fault_codes import CODE, FaultCodeTable, built_in_table
 from npu_dra.domain.ids import DeviceName, NodeName
@@ -144,7 +147,7 @@ def _devices(spec: Mapping[str, Any], overrides: Mapping[int, Health]) -> tuple[
     if len(numa) != count:
         raise ValueError(f"numaNodes has {len(numa)} entries for {count} chips")
     words = {int(k): str(v) for k, v in (spec.get("health") or {}).items()}
-    return tuple(
+    devices = tuple(
         Device(
             name=DeviceName(f"npu-{i}"),
             physical_id=i,
@@ -160,6 +163,21 @@ def _devices(spec: Mapping[str, Any], overrides: Mapping[int, Health]) -> tuple[
             aicore_count=_aicores(spec, facts),
         )
         for i in range(count)
+    )
+    return _with_network(spec, devices)
+
+
+def _with_network(spec: Mapping[str, Any], devices: tuple[Device, ...]) -> tuple[Device, ...]:
+    """`deviceIPs` (CIDR, by physical id) and `superPodId`, as DCMI would tell them."""
+    given = spec.get("deviceIPs") or {}
+    if not isinstance(given, Mapping):
+        raise ValueError(f"deviceIPs {given!r}: expected physical id -> IP address")
+    addresses = {int(k): interface_address(str(v)) for k, v in given.items()}
+    pod = spec.get("superPodId")
+    if pod is not None and (isinstance(pod, bool) or not isinstance(pod, int) or pod < 0):
+        raise ValueError(f"superPodId {pod!r}: expected a whole number")
+    return tuple(
+        attrs.evolve(d, device_ip=addresses.get(d.physical_id), super_pod_id=pod) for d in devices
     )
 
 

@@ -7,6 +7,7 @@ from dependency_injector import containers, providers
 
 from npu_dra.app.options import Settings
 from npu_dra.app.services.claim_events import ClaimFailureEvents
+from npu_dra.app.services.claim_status import ClaimStatusReports
 from npu_dra.app.services.event_sink import EventSink, running_sink
 from npu_dra.app.services.inventory import InventoryCache
 from npu_dra.app.services.maintainer import PoolMaintainer, maintained_pool
@@ -35,12 +36,14 @@ from npu_dra.app.wiring.node import (
     checkpoint_memory,
     device_shares,
     held_api_lock,
+    metadata_files,
     metered,
     pool_publisher,
     prometheus_metrics,
     served_metrics,
     static_cdi_files,
     static_cdi_memory,
+    status_worker,
 )
 from npu_dra.domain.ids import DriverName, NodeName
 from npu_dra.domain.ports import (
@@ -68,6 +71,10 @@ class NodeContainer(containers.DeclarativeContainer):
     )
     # Where the plugin's DaemonSet is watched (README "Uninstalling"); None: nowhere.
     daemonset_watcher: providers.Dependency[DaemonSetWatcher | None] = providers.Dependency(
+        default=providers.Object(None)
+    )
+    # Where claims' status.devices are written (app/services/claim_status.py); None: nowhere.
+    status_writer: providers.Dependency[object] = providers.Dependency(
         default=providers.Object(None)
     )
 
@@ -134,6 +141,11 @@ class NodeContainer(containers.DeclarativeContainer):
         shares=providers.Singleton(device_shares, settings, hardware),
         shared=providers.Singleton(instance_lock, settings, instance),
         marks=providers.Singleton(cancel_marks, settings, instance),
+        metadata=providers.Selector(
+            settings.provided.state,
+            files=providers.Singleton(metadata_files, settings),
+            memory=providers.Object(None),
+        ),
     )
     publisher = providers.Singleton(
         pool_publisher, settings, inventory, cluster, taint_support, consumable_support,
@@ -143,8 +155,12 @@ class NodeContainer(containers.DeclarativeContainer):
     event_sink = providers.Singleton(EventSink, event_recorder)
     event_worker = providers.Resource(running_sink, event_sink)
     reporting_preparer = providers.Singleton(ClaimFailureEvents, preparer, event_sink)
+    claim_status = providers.Singleton(
+        status_worker, status_writer, preparer, inventory, driver, node_name
+    )
+    status_preparer = providers.Singleton(ClaimStatusReports, reporting_preparer, claim_status)
     counted = providers.Singleton(served_metrics, settings, metrics.provider)
-    metered_preparer = providers.Singleton(metered, reporting_preparer, counted)
+    metered_preparer = providers.Singleton(metered, status_preparer, counted)
     maintainer = providers.Singleton(
         PoolMaintainer,
         inventory=inventory,

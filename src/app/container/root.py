@@ -7,11 +7,13 @@ from npu_dra.app.container.node import NodeContainer
 from npu_dra.app.options import Settings
 from npu_dra.app.wiring.cluster import (
     kube_api,
+    kube_claim_status,
     kube_cluster,
     kube_consumable_support,
     kube_daemonset_watcher,
     kube_events,
     kube_taint_support,
+    memory_claim_status,
     memory_cluster,
 )
 from npu_dra.app.wiring.node import prometheus_metrics
@@ -50,6 +52,12 @@ class Container(containers.DeclarativeContainer):
         memory=providers.Object(None),
         kubernetes=providers.Singleton(kube_daemonset_watcher, api),
     )
+    # Claims' status.devices (KEP-4817): app/services/claim_status.py.
+    claim_status_writer = providers.Selector(
+        settings.provided.cluster,
+        memory=providers.Singleton(memory_claim_status, cluster),
+        kubernetes=providers.Singleton(kube_claim_status, api),
+    )
     selector_evaluator = providers.Singleton(selector_evaluator, settings)
     node = providers.Container(
         NodeContainer,
@@ -63,6 +71,7 @@ class Container(containers.DeclarativeContainer):
         ),
         metrics=metrics,
         daemonset_watcher=daemonset_watcher,
+        status_writer=claim_status_writer,
     )
 
 

@@ -18,6 +18,7 @@ from collections.abc import Callable, Iterable
 
 import attrs
 
+from npu_dra.app.services.claim_metadata import ClaimMetadata
 from npu_dra.app.services.vnpu import VnpuService
 from npu_dra.domain.cdi import CdiSpec
 from npu_dra.domain.checkpoint import Checkpoint, PreparedClaim, gone_devices
@@ -47,10 +48,12 @@ class ClaimSpecs:
         cdi: CdiStore,
         context: Callable[[], NodeContext],
         vnpus: VnpuService | None = None,
+        metadata: ClaimMetadata | None = None,  # each spec mounts its claim's metadata files
     ) -> None:
         self._cdi = cdi
         self._context = context
         self._vnpus = vnpus
+        self._metadata = metadata
 
     def ensure(self, claim: PreparedClaim) -> None:
         """Recreate the spec of a recorded claim if it is missing or unreadable; PrepareError
@@ -62,11 +65,14 @@ class ClaimSpecs:
 
     def discard(self, uids: Iterable[ClaimUID]) -> None:
         """Remove the specs of claims whose prepare is undone; a failure is logged, not raised."""
+        uids = tuple(uids)
         for uid in uids:
             try:
                 self._cdi.remove(uid=uid)
             except DomainError as error:
                 log.warning("cannot remove the CDI spec of claim %s: %s", uid, error)
+        if self._metadata is not None:
+            self._metadata.discard(uids)
 
     def lost(self, claim: PreparedClaim) -> bool:
         """Whether a recorded claim's spec is missing or unreadable (no hardware asked)."""
@@ -124,5 +130,9 @@ class ClaimSpecs:
                 "without it until deleted"
             )
         if self._vnpus is not None and any(d.vnpu for d in claim.devices):
-            return self._vnpus.spec(claim, context)
-        return recorded_spec(claim, context)  # shares of chips included (#31)
+            spec = self._vnpus.spec(claim, context)
+        else:
+            spec = recorded_spec(claim, context)  # shares of chips included (#31)
+        if self._metadata is None:
+            return spec
+        return self._metadata.attach(claim, spec, context.inventory)

@@ -12,6 +12,7 @@ from collections.abc import Mapping
 
 from npu_dra.app.services.chip_sharing.sharing_mode import SharingModeService
 from npu_dra.app.services.claim_fetch import Fetched
+from npu_dra.app.services.claim_metadata import ClaimMetadata
 from npu_dra.app.services.claim_specs import ClaimSpecs
 from npu_dra.app.services.inventory import InventoryCache
 from npu_dra.app.services.vnpu import VnpuService
@@ -36,10 +37,12 @@ class ClaimTransitions:
         profile: DeviceProfile,
         shares: SharingModeService,
         vnpus: VnpuService | None,
+        metadata: ClaimMetadata | None = None,  # KEP-5304 files beside the specs
     ) -> None:
         self._cdi, self._inventory, self._vnpus = cdi, inventory, vnpus
         self._driver, self._profile, self._shares = driver, profile, shares
-        self.specs = ClaimSpecs(cdi=cdi, context=self.context, vnpus=vnpus)
+        self._metadata = metadata or ClaimMetadata(None, driver)
+        self.specs = ClaimSpecs(cdi=cdi, context=self.context, vnpus=vnpus, metadata=self._metadata)
 
     def prepare(
         self, ref: ClaimRef, claim: Fetched, checkpoint: Checkpoint
@@ -59,9 +62,12 @@ class ClaimTransitions:
         try:
             plan = self._plan(claim, checkpoint)
             if plan.spec is not None:
-                self._cdi.write(uid=ref.uid, spec=plan.spec)
+                inventory = self._inventory.known_or_error()
+                spec = self._metadata.attach(plan.claim, plan.spec, inventory)
+                self._cdi.write(uid=ref.uid, spec=spec)
         except DomainError as error:
             log.warning("prepare %s failed: %s", ref, error)
+            self._metadata.discard([ref.uid])
             return checkpoint, ClaimOutcome(error=str(error))
         log.debug("prepared %s: %s", ref, ", ".join(d.device for d in plan.claim.devices) or "-")
         return checkpoint.with_claim(plan.claim), ClaimOutcome(plan.claim.devices)
@@ -80,6 +86,7 @@ class ClaimTransitions:
                 # recorded since _release_vnpus looked: the known inventory, no probe under the lock
                 self._vnpus.release(recorded, self._inventory.known_or_error)
             self._cdi.remove(uid=ref.uid)
+            self._metadata.remove(ref.uid)
         except DomainError as error:
             log.warning("unprepare %s failed: %s", ref, error)
             return checkpoint, f"claim {ref}: {error}"

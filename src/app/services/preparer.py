@@ -30,6 +30,7 @@ from contextlib import AbstractContextManager
 from npu_dra.app.services.call_log import CallLog
 from npu_dra.app.services.chip_sharing.sharing_mode import SharingModeService, SharingRepair
 from npu_dra.app.services.claim_fetch import ClaimReads, Fetched, Prefetched
+from npu_dra.app.services.claim_metadata import ClaimMetadata
 from npu_dra.app.services.claim_transitions import ClaimTransitions
 from npu_dra.app.services.group_commit import GroupCommit
 from npu_dra.app.services.inflight import CancelMarks, InFlight, PendingPrepare
@@ -41,7 +42,7 @@ from npu_dra.domain.checkpoint import Checkpoint, PreparedClaim
 from npu_dra.domain.claims import ClaimRef
 from npu_dra.domain.errors import DomainError
 from npu_dra.domain.ids import ClaimUID, DriverName
-from npu_dra.domain.ports import CallerGone, CdiStore, CheckpointStore, ClusterApi
+from npu_dra.domain.ports import CallerGone, CdiStore, CheckpointStore, ClusterApi, MetadataFiles
 from npu_dra.domain.prepare import ClaimOutcome
 from npu_dra.domain.profile import DeviceProfile
 
@@ -65,10 +66,10 @@ class ClaimPreparer:
         fetch_workers: int = FETCH_WORKERS,
         vnpus: VnpuService | None = None,
         prefetched: Prefetched | None = None,
-        shares: SharingModeService
-        | None = None,  # shared chips (app/services/chip_sharing/sharing_mode)
+        shares: SharingModeService | None = None,  # shared chips (services/chip_sharing)
         shared: AbstractContextManager[object] | None = None,  # another instance's lock, if any
         marks: CancelMarks | None = None,  # and the unprepares it tells (app/services/inflight)
+        metadata: MetadataFiles | None = None,  # KEP-5304 files (app/services/claim_metadata)
     ) -> None:
         self._cdi, self._checkpoints = cdi, checkpoints
         self._shares = shares or SharingModeService()  # without one, no chip's mode is changed
@@ -85,7 +86,7 @@ class ClaimPreparer:
         self._vnpus = vnpus  # claims allocated vNPU devices go through it (app/services/vnpu)
         self._steps = ClaimTransitions(
             cdi=cdi, inventory=inventory, driver=driver, profile=profile, shares=self._shares,
-            vnpus=vnpus,
+            vnpus=vnpus, metadata=ClaimMetadata(metadata, driver),
         )  # fmt: skip
         self._specs = self._steps.specs
         self._repairs = SharingRepair(StartupRepair(

@@ -6,7 +6,13 @@ from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING
 
 from npu_dra.app.options import Settings
-from npu_dra.domain.ports import ClusterApi, DaemonSetWatcher, DeviceTaintSupport, EventRecorder
+from npu_dra.domain.ports import (
+    ClaimStatusWriter,
+    ClusterApi,
+    DaemonSetWatcher,
+    DeviceTaintSupport,
+    EventRecorder,
+)
 
 if TYPE_CHECKING:
     from npu_dra.adapters.cluster.memory import MemoryCluster
@@ -92,3 +98,17 @@ def kube_daemonset_watcher(api: object) -> DaemonSetWatcher:
     from npu_dra.adapters.cluster.kube.daemonset_watch import KubeDaemonSetWatcher
 
     return KubeDaemonSetWatcher(api)  # type: ignore[arg-type]
+
+
+def kube_claim_status(api: object) -> ClaimStatusWriter:
+    from npu_dra.adapters.cluster.kube.claim_status import KubeClaimStatus
+
+    return KubeClaimStatus(api)  # type: ignore[arg-type]
+
+
+def memory_claim_status(cluster: object) -> ClaimStatusWriter:
+    from npu_dra.adapters.cluster.memory import MemoryCluster
+    from npu_dra.adapters.cluster.memory_claim_status import MemoryClaimStatus
+
+    assert isinstance(cluster, MemoryCluster)
+    return MemoryClaimStatus(cluster)

@@ -9,17 +9,20 @@ from typing import TYPE_CHECKING
 from npu_dra.adapters.hardware.sharing_mode_choice import device_share_for
 from npu_dra.app.options import Settings
 from npu_dra.app.services.chip_sharing.sharing_mode import WAIT_S, SharingModeService
+from npu_dra.app.services.claim_status import ClaimStatusWorker
 from npu_dra.app.services.device_taints import TaintMode
 from npu_dra.app.services.inventory import InventoryCache
 from npu_dra.app.services.metered import MeteredNodeClaims
 from npu_dra.app.services.publisher import PoolPublisher
 from npu_dra.domain.chip_sharing.policy import SharingPolicy
-from npu_dra.domain.ids import DriverName
+from npu_dra.domain.ids import DriverName, NodeName
 from npu_dra.domain.ports import (
     CdiStore,
     CheckpointStore,
+    ClaimStatusWriter,
     ClusterApi,
     HardwareProbe,
+    MetadataFiles,
     NodeClaims,
     StaticCdiSpecs,
 )
@@ -28,6 +31,7 @@ from npu_dra.domain.profile import DeviceProfile
 if TYPE_CHECKING:
     from npu_dra.adapters.metrics.prometheus import PrometheusMetrics
     from npu_dra.app.services.chip_sharing.forms import HeldClaims, SharingForms
+    from npu_dra.app.services.preparer import ClaimPreparer
     from npu_dra.domain.device_taints import TaintPolicy
     from npu_dra.domain.metrics import PluginMetrics
 
@@ -46,6 +50,16 @@ def cdi_files(settings: Settings, profile: DeviceProfile) -> CdiStore:
     from npu_dra.adapters.cdi.files import FileCdiStore
 
     return FileCdiStore(settings.cdi_root, driver=settings.driver_name, cdi_class=profile.cdi_class)
+
+
+def metadata_files(settings: Settings) -> MetadataFiles | None:
+    """Claims' device metadata (KEP-5304) under the plugin's own directory; none in the
+    simulation, whose specs would otherwise name its scratch directory (a new one each run)."""
+    if settings.simulated is not None:
+        return None
+    from npu_dra.adapters.cdi.metadata_files import FileMetadataFiles
+
+    return FileMetadataFiles(plugin_data_dir(settings))
 
 
 def cdi_memory() -> CdiStore:
@@ -191,3 +205,18 @@ def held_api_lock(settings: Settings, api: str) -> Iterator[object]:
         yield lock
     finally:
         lock.release()
+
+
+def status_worker(
+    writer: object,
+    preparer: "ClaimPreparer",
+    inventory: InventoryCache,
+    driver: DriverName,
+    node: NodeName,
+) -> ClaimStatusWorker | None:
+    """The claim status writer (app/services/claim_status.py), where the cluster has one."""
+    if not isinstance(writer, ClaimStatusWriter):
+        return None
+    return ClaimStatusWorker(
+        writer, prepared=preparer.prepared, inventory=inventory.known, driver=driver, node=node
+    )

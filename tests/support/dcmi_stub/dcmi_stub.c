@@ -9,6 +9,8 @@
  *        <dev> <func> <name> <type> <affinity cpus|-> <hex codes,comma-separated|-> <board id>
  *   subscribe_rc <rc>    (what dcmi_subscribe_fault_event answers: -8255 where unsupported)
  *   call_delay_ms <n>    (each vNPU call first sleeps this long, outside any lock: a slow driver)
+ *   device_ip <card> <device> <a.b.c.d> <mask a.b.c.d>, spod <card> <device> <sdid> <super pod
+ *        id> <server id>   (after the chip's line: its RoCE address, its SuperPoD; else -8255)
  *   vnpu_totals <9 counts>, vnpu_template <name> <9 counts>   (aicore memory aicpu vpc venc
  *        vdec jpegd jpege pngd; -1: the chip has none of it): what vNPUs may take of each chip
  * A bus of -1 or an hbm of 0 means the chip does not support the query (-8255).
@@ -32,6 +34,7 @@ static void parse_line(struct host *h, const char *line) {
     if (sscanf(line, "error_count %d", &h->forced_error_count) == 1) return;
     if (sscanf(line, "subscribe_rc %d", &h->subscribe_rc) == 1) return;
     if (sscanf(line, "call_delay_ms %d", &h->call_delay_ms) == 1) return;
+    if (stub_parse_network(h, line)) return;
     if (sscanf(line, "vnpu_totals %lld %lld %lld %lld %lld %lld %lld %lld %lld", &v[0], &v[1],
                &v[2], &v[3], &v[4], &v[5], &v[6], &v[7], &v[8]) == 9)
         return;
@@ -59,6 +62,7 @@ int stub_load(struct host **host) {
     h->forced_error_count = -1;
     for (int i = 0; i < VNPU_RESOURCES; i++) h->vnpu_totals[i] = -1;
     if (file == NULL) return STUB_ERR_INTERNAL;
+    memset(h->chips, 0, sizeof h->chips);
     while (fgets(line, sizeof line, file) != NULL) parse_line(h, line);
     fclose(file);
     return h->init_rc;

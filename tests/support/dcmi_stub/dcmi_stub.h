@@ -6,7 +6,8 @@
  * from component/ascend-common/devmanager/common/constants.go (MaxErrorCodeCount = 128,
  * HiAIMaxCardNum = 64, SubscribeAllDevice = -1) and dcmi/constants.go (TopoInfoMaxLen = 32,
  * MainCmdVDevMng = 52, VmngSubCmdGetVDevResource = 0, VmngSubCmdGetTotalResource = 1,
- * DcmiMaxVdevNum = 32). The fault callback's type is the one dcmi/dcmi.go's cgo preamble declares
+ * DcmiMaxVdevNum = 32, MainCmdChipInf = 12, CinfSubCmdGetSPodInfo = 1; dcmi.go's
+ * DcGetDeviceIPAddress asks port type 1, DCMI_ROCE_PORT). The fault callback's type is the one dcmi/dcmi.go's cgo preamble declares
  * for dcmi_subscribe_fault_event (the header omits that parameter). Not a copy of the header:
  * only what npu-dra calls, declared again. The ctypes mirrors are
  * src/adapters/hardware/dcmi/library.py; tests/unit/dcmi/test_struct_layout.py compares them.
@@ -24,6 +25,9 @@
 #define STUB_MAIN_CMD_VDEV_MNG 52
 #define STUB_VMNG_SUB_CMD_GET_VDEV_RESOURCE 0
 #define STUB_VMNG_SUB_CMD_GET_TOTAL_RESOURCE 1
+#define STUB_MAIN_CMD_CHIP_INF 12
+#define STUB_CINF_SUB_CMD_GET_SPOD_INFO 1
+#define STUB_ROCE_PORT 1
 #define STUB_TEMPLATE_NAME_LEN 32
 #define STUB_VDEV_RES_NAME_LEN 16
 #define STUB_VDEV_FOR_RESERVE 32
@@ -69,6 +73,24 @@ struct dcmi_get_memory_info_stru {
     unsigned long hugepages_free;
     unsigned int utiliza;
     unsigned char reserve[60];
+};
+
+struct dcmi_ip_addr {
+    union {
+        unsigned char ip6[16];
+        unsigned char ip4[4];
+    } u_addr;
+    int ip_type; /* enum dcmi_ip_addr_type: 0 IPv4, 1 IPv6 */
+};
+
+struct dcmi_spod_info {
+    unsigned int sdid;
+    unsigned int scale_type;
+    unsigned int super_pod_id;
+    unsigned int server_id;
+    unsigned int chassis_id;
+    unsigned int super_pod_type;
+    unsigned int reserve[6];
 };
 
 struct dcmi_board_info {
@@ -225,5 +247,8 @@ int dcmi_get_device_info(int card_id, int device_id, int main_cmd, unsigned int 
                          void *buf, unsigned int *size);
 int dcmi_subscribe_fault_event(int card_id, int device_id, struct dcmi_event_filter filter,
                                dcmi_fault_handler handler);
+
+int dcmi_get_device_ip(int card_id, int device_id, int input_type, int port_id,
+                       struct dcmi_ip_addr *ip, struct dcmi_ip_addr *mask);
 
 #endif

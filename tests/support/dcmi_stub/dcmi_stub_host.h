@@ -21,6 +21,9 @@ struct chip {
     char name[STUB_CHIP_NAME_LEN], type[STUB_CHIP_NAME_LEN];
     char affinity[64], codes[1024];
     unsigned int board;
+    int has_ip, has_spod; /* dcmi_stub_network.c */
+    unsigned char ip[4], mask[4];
+    unsigned int sdid, super_pod_id, server_id;
 };
 
 struct vnpu_template {
@@ -41,6 +44,10 @@ struct host {
 int stub_load(struct host **host);
 /* The chip at (card, device) after stub_load; NULL with *rc set when there is none. */
 struct chip *stub_find(int card, int device, int *rc);
+/* Whether `line` is a network line (dcmi_stub_network.c), read into its chip of `h`. */
+int stub_parse_network(struct host *h, const char *line);
+/* dcmi_get_device_info's DCMI_MAIN_CMD_CHIP_INF queries (the SuperPoD info). */
+int stub_chip_info(int card, int device, unsigned int sub_cmd, void *buf, unsigned int *size);
 /* Sleep the host file's call_delay_ms (read by the last stub_load on this thread). */
 void stub_delay(void);
 

@@ -172,6 +172,7 @@ int dcmi_get_device_info(int card_id, int device_id, int main_cmd, unsigned int 
     struct table t;
     int rc;
     if (stub_find(card_id, device_id, &rc) == NULL) return rc;
+    if (main_cmd == STUB_MAIN_CMD_CHIP_INF) return stub_chip_info(card_id, device_id, sub_cmd, buf, size);
     stub_delay();
     if (main_cmd != STUB_MAIN_CMD_VDEV_MNG) return STUB_ERR_NOT_SUPPORTED;
     if (sub_cmd == STUB_VMNG_SUB_CMD_GET_VDEV_RESOURCE) {

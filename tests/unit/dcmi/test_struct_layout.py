@@ -7,11 +7,12 @@ import subprocess
 import pytest
 
 from npu_dra.adapters.hardware.dcmi.fault_structs import FAULT_STRUCTS
+from npu_dra.adapters.hardware.dcmi.network_structs import NETWORK_STRUCTS
 from npu_dra.adapters.hardware.dcmi.structs import STRUCTS as CHIP_STRUCTS
 from npu_dra.adapters.hardware.dcmi.vdev_structs import VDEV_STRUCTS
 from tests.support.dcmi_stub import SOURCE
 
-STRUCTS = CHIP_STRUCTS | VDEV_STRUCTS | FAULT_STRUCTS
+STRUCTS = CHIP_STRUCTS | VDEV_STRUCTS | FAULT_STRUCTS | NETWORK_STRUCTS
 
 
 def _program() -> str:

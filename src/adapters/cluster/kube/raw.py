@@ -150,12 +150,14 @@ def raw_call(
     *,
     query: list[tuple[str, Any]] | None = None,
     body: dict[str, Any] | None = None,
+    content_type: str = JSON,
 ) -> Any:
     """One call as the generated methods make it (JSON, the client's bearer token), answering
-    the urllib3 response; a non-2xx status is raised as ApiException."""
+    the urllib3 response; a non-2xx status is raised as ApiException. `content_type`: the
+    body's (a server-side apply sends JSON as `application/apply-patch+yaml`)."""
     headers = {"Accept": JSON}
     if body is not None:
-        headers["Content-Type"] = JSON
+        headers["Content-Type"] = content_type
     client: Any = api
     request = client.param_serialize(
         method=method,

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from npu_dra.adapters.hardware.dcmi.fault_structs import EventFilter, FaultHandler
+from npu_dra.adapters.hardware.dcmi.network_structs import IpAddr
 from npu_dra.adapters.hardware.dcmi.structs import (
     BoardInfo,
     ChipInfo,
@@ -68,6 +69,8 @@ OPTIONAL_SIGNATURES: dict[str, tuple[Any, ...]] = {
     "dcmi_subscribe_fault_event": (_INT, _INT, EventFilter, FaultHandler),
     "dcmi_get_device_share_enable": (_INT, _INT, _P(_INT)),
     "dcmi_set_device_share_enable": (_INT, _INT, _INT),
+    # where an NPU sits on the network (network.py): its RoCE address
+    "dcmi_get_device_ip": (_INT, _INT, _INT, _INT, _P(IpAddr), _P(IpAddr)),
 }
 VNPU_CALLS = ("dcmi_create_vdevice", "dcmi_set_destroy_vdevice", "dcmi_get_device_info")
 DEVICE_SHARE_CALLS = ("dcmi_get_device_share_enable", "dcmi_set_device_share_enable")

@@ -173,6 +173,8 @@ def _device(
         topology_group=groups.get(topo_id),
         pci_bus_id=chip.bus_id,
         aicore_count=chip.aicores or (facts.aicores if facts else None),
+        device_ip=chip.device_ip,
+        super_pod_id=chip.super_pod_id,
     )
 
 

@@ -20,6 +20,7 @@ from npu_dra.adapters.hardware.dcmi.library import (
     DcmiError,
     check,
 )
+from npu_dra.adapters.hardware.dcmi.network import device_ip, super_pod_id
 from npu_dra.adapters.hardware.dcmi.structs import ChipInfo, HbmInfo, MemoryInfo, PcieInfoAll, text
 from npu_dra.adapters.hardware.errors import ProbeError
 from npu_dra.adapters.hardware.npu_smi.parse_topo import parse_cpu_list
@@ -38,6 +39,8 @@ class DcmiChip:
     health_code: int
     error_codes: tuple[int, ...]
     affinity: frozenset[int] | None
+    device_ip: str | None = None  # network.py
+    super_pod_id: int | None = None
 
 
 def read_chips(lib: ctypes.CDLL) -> tuple[DcmiChip, ...]:
@@ -95,6 +98,8 @@ def read_chip(lib: ctypes.CDLL, card: int, device: int) -> DcmiChip:
         health_code=health.value,
         error_codes=_error_codes(lib, card, device, at),
         affinity=_affinity(lib, card, device, at),
+        device_ip=device_ip(lib, card, device),
+        super_pod_id=super_pod_id(lib, card, device),
     )
 
 

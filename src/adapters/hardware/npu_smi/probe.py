@@ -32,6 +32,7 @@ from npu_dra.adapters.hardware.ascend_host import (
 )
 from npu_dra.adapters.hardware.errors import ProbeError
 from npu_dra.adapters.hardware.npu_smi.error_codes import ErrorCodeReader
+from npu_dra.adapters.hardware.npu_smi.hccn import HCCN_TOOL, HccnAddresses
 from npu_dra.adapters.hardware.npu_smi.info_rows import InfoChip
 from npu_dra.adapters.hardware.npu_smi.join import ChipKey, chip_ids, devices
 from npu_dra.adapters.hardware.npu_smi.parse_info import parse_info
@@ -98,6 +99,7 @@ class NpuSmiProbe:
         self._full_every = full_every_s
         self._seen: _Seen | None = None
         self._error_codes = ErrorCodeReader(fault_table or built_in_table())
+        self._addresses = HccnAddresses(ascend_root / HCCN_TOOL)  # device IPs, where it is
 
     def probe(self) -> NodeInventory:
         seen = self._seen
@@ -153,7 +155,7 @@ class NpuSmiProbe:
             numa=lambda bus_id, cpus: numa.node_of(bus_id=bus_id, cpus=cpus),
         )
         found = with_pcie_roots(found, self._sysfs_root)
-        unclassified = found
+        unclassified = found = self._addresses.with_addresses(found, deadline)
         found = self._error_codes.classified(
             found,
             lambda command: self._runner.run(command, timeout=_left(deadline)),
