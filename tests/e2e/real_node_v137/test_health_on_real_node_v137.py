@@ -28,7 +28,7 @@ HEALTH_INTERVAL_S = 2.0
 KUBELET_WATCHES_V1 = re.compile(
     r'"Starting WatchResources stream".*healthService="v1\.DRAResourceHealth"'
 )
-PLUGIN_SERVES_V1 = re.compile(r"kubelet watches device health over v1$", re.MULTILINE)
+PLUGIN_SERVES_V1 = re.compile(r"kubelet watches device health over v1\b")  # not v1alpha1
 
 
 def allocated_health(cluster: RealCluster, pod: str) -> list[str]:
