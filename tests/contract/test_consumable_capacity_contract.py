@@ -1,6 +1,6 @@
 """One contract for the question the publisher asks before it publishes a shared chip, over the
 in-memory cluster (with and without consumable capacity) and real API servers (v1.34.3, where
-DRAConsumableCapacity is off, and v1.36.3, where it is on): `serves_consumable_capacity` says
+DRAConsumableCapacity is off, and v1.37.2, where it is on): `serves_consumable_capacity` says
 exactly whether a published multi-allocatable chip keeps allowMultipleAllocations and its
 request policies, so the publisher can trust it to choose between that form and fixed shares.
 """
@@ -23,7 +23,7 @@ from npu_dra.domain.ids import DeviceName, DriverName, NodeName
 from npu_dra.domain.pool import desired_slices
 from npu_dra.domain.ports import ClusterApi
 from tests.contract.cluster_admins import CONTRACT_DRIVERS, WAIT_S, KubeAdmin
-from tests.support.k8s_fixtures import V136, plane_for
+from tests.support.k8s_fixtures import V137, plane_for
 
 DRIVER = DriverName(f"sharing{CONTRACT_DRIVERS}")
 GI = 2**30
@@ -34,7 +34,7 @@ class Ports:
     cluster: ClusterApi
     support: ServesConsumableCapacity
     node: NodeName
-    gate_on: bool  # DRAConsumableCapacity as this server runs (1.34: off, 1.36: on by default)
+    gate_on: bool  # DRAConsumableCapacity as this server runs (1.34: off, on by default from 1.36)
 
 
 def memory_ports(consumable: bool) -> Ports:
@@ -49,7 +49,7 @@ def memory_ports(consumable: bool) -> Ports:
         "memory-consumable",
         "memory-without",
         pytest.param("kube-v1.34.3", marks=pytest.mark.e2e),
-        pytest.param("kube-v1.36.3", marks=[pytest.mark.e2e, pytest.mark.k8s_version(V136)]),
+        pytest.param("kube-v1.37.2", marks=[pytest.mark.e2e, pytest.mark.k8s_version(V137)]),
     ]
 )
 def ports(request: pytest.FixtureRequest) -> Iterator[Ports]:
@@ -63,7 +63,7 @@ def ports(request: pytest.FixtureRequest) -> Iterator[Ports]:
     api = plane.api_client
     try:
         cluster = KubeCluster(api, retry_budget_s=WAIT_S)
-        yield Ports(cluster, KubeConsumableCapacity(api), node, request.param.endswith("v1.36.3"))
+        yield Ports(cluster, KubeConsumableCapacity(api), node, request.param.endswith("v1.37.2"))
     finally:
         admin.clean_up()
 

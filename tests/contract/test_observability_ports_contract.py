@@ -1,5 +1,5 @@
 """One contract for the DeviceTaintSupport and EventRecorder ports, over the in-memory cluster
-and real API servers (v1.34.3, where DRADeviceTaints is off, and v1.36.3, where it is on):
+and real API servers (v1.34.3, where DRADeviceTaints is off, and v1.37.2, where it is GA):
 
 - `serves_device_taints` answers exactly whether a published taint is kept: the plugin trusts it
   to choose between tainting and removing;
@@ -27,7 +27,7 @@ from npu_dra.domain.ids import DeviceName, DriverName, NodeName
 from npu_dra.domain.pool import desired_slices
 from npu_dra.domain.ports import ClusterApi, DeviceTaintSupport, EventRecorder
 from tests.contract.cluster_admins import CONTRACT_DRIVERS, WAIT_S, KubeAdmin
-from tests.support.k8s_fixtures import V136, plane_for
+from tests.support.k8s_fixtures import V137, plane_for
 
 DRIVER = DriverName(f"taints{CONTRACT_DRIVERS}")
 
@@ -57,7 +57,7 @@ def memory_ports(device_taints: bool) -> Ports:
         "memory-with-taints",
         "memory-without-taints",
         pytest.param("kube-v1.34.3", marks=pytest.mark.e2e),
-        pytest.param("kube-v1.36.3", marks=[pytest.mark.e2e, pytest.mark.k8s_version(V136)]),
+        pytest.param("kube-v1.37.2", marks=[pytest.mark.e2e, pytest.mark.k8s_version(V137)]),
     ]
 )
 def ports(request: pytest.FixtureRequest) -> Iterator[Ports]:

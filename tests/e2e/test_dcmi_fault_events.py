@@ -1,4 +1,4 @@
-"""DCMI fault events on a real API server (v1.36.3: device taints on): with the health
+"""DCMI fault events on a real API server (v1.37.2: device taints GA): with the health
 re-probe an hour away, a fault the stand-in libdcmi.so announces still taints the NPU, and its
 recovery removes the taint; where the library cannot subscribe, the plugin says so and polls."""
 
@@ -10,15 +10,15 @@ import pytest
 
 from tests.e2e.dcmi_node import DRIVER, SEPARATE_NPU, DcmiNode, dcmi_node
 from tests.support.controlplane import wait_for
-from tests.support.k8s_fixtures import V136, plane_for
+from tests.support.k8s_fixtures import V137, plane_for
 
-pytestmark = pytest.mark.k8s_version(V136)
+pytestmark = pytest.mark.k8s_version(V137)
 NO_EXECUTE = {"key": f"{DRIVER}/health", "value": "Critical", "effect": "NoExecute"}
 
 
 @pytest.fixture(scope="module")
 def subscribed(request: pytest.FixtureRequest) -> Iterator[DcmiNode]:
-    with dcmi_node(plane_for(request, V136)) as node:
+    with dcmi_node(plane_for(request, V137)) as node:
         yield node
 
 
@@ -45,6 +45,6 @@ def test_an_announced_fault_taints_the_npu_without_a_health_re_probe(
 
 
 def test_without_subscription_the_plugin_says_it_polls(request: pytest.FixtureRequest) -> None:
-    with dcmi_node(plane_for(request, V136), subscribe=False) as node:
+    with dcmi_node(plane_for(request, V137), subscribe=False) as node:
         wait(node, lambda: "health is polled" in node.plugin.tail(200), "the polling warning")
         assert "-8255" in node.plugin.tail(200)

@@ -1,6 +1,6 @@
 """Device taints (KEP-5055) on real API servers and the real kube-scheduler.
 
-On v1.36.3 (DRADeviceTaints on by default) and on v1.34.3 with the gate switched on, an NPU the
+On v1.37.2 (DRADeviceTaints GA) and on v1.34.3 with the gate switched on, an NPU the
 fake npu-smi flips to Alarm stays in the node's ResourceSlice with a NoSchedule taint, published
 by the first health probe after the flip; a pod whose claim wants that NPU and does not tolerate
 the taint stays unscheduled, and once the NPU is OK again the taint goes and the pod is bound.
@@ -37,7 +37,7 @@ from tests.e2e.seed_cluster import (
 from tests.e2e.seed_yaml import SEED_POD_SPEC
 from tests.support.controlplane import DEFAULT_VERSION, ControlPlane, wait_for
 from tests.support.fake_npu_smi import FakeNpuSmi
-from tests.support.k8s_fixtures import V136, plane_for
+from tests.support.k8s_fixtures import V137, plane_for
 
 HEALTH_INTERVAL_S = 2.0
 FLIPPED = 2  # npu-2: card 2 of the recorded 910B4 node
@@ -86,14 +86,14 @@ def taint_node(plane: ControlPlane) -> Iterator[TaintNode]:
 
 @pytest.fixture(
     scope="module",
-    params=[pytest.param(V136, marks=pytest.mark.k8s_version(V136)), GATED],
+    params=[pytest.param(V137, marks=pytest.mark.k8s_version(V137)), GATED],
 )
 def tainting(
     request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[TaintNode]:
     """A node plugin on a control plane that keeps device taints."""
-    if request.param == V136:
-        with taint_node(plane_for(request, V136)) as node:
+    if request.param == V137:
+        with taint_node(plane_for(request, V137)) as node:
             yield node
         return
     bin_dir: Path = request.getfixturevalue("k8s_bin_dir")

@@ -1,5 +1,5 @@
 """The NpuConfig admission policy (deploy/manifests/37-npuconfig-policy.yaml) on real API servers,
-v1.34.3 and v1.36.3: a ResourceClaim, ResourceClaimTemplate or DeviceClass whose config entry for
+v1.34.3 and v1.37.2: a ResourceClaim, ResourceClaimTemplate or DeviceClass whose config entry for
 the driver is not a valid NpuConfig is refused when written, with the field's path in the message,
 and so is a claim's allocation (status.allocation.devices.config, written through
 resourceclaims/status); valid ones and other drivers' entries pass. The chart renders the same

@@ -1,4 +1,4 @@
-"""The seed's flow end to end on a real Kubernetes control plane, v1.34.3 and v1.36.3 alike.
+"""The seed's flow end to end on a real Kubernetes control plane, v1.34.3 and v1.37.2 alike.
 
 Two fake 910B4 nodes each run `npu-dra kubelet-plugin` as a process (fake npu-smi replaying the
 recorded outputs, a fake /sys putting npu-0 and npu-1 of node A on NUMA node 6 and none of node B

@@ -2,10 +2,13 @@
 through a real kube-scheduler, on three planes, simulate told which (`--kubernetes-version`,
 `--feature-gates`): v1.34.3 with default gates (DRAPrioritizedList and DRAAdminAccess on,
 DRADeviceTaints, DRAPartitionableDevices and DRAConsumableCapacity off), v1.34.3 with the gates
-vNPUs and extended resources need (the scenarios in simulate_scenarios_gated/ too), and v1.36.3
-with its default gates (both folders). The same ResourceSlices (simulate's, published through
-the API), classes, claims and pods go to both; pods are created one at a time in file order,
-each waited for until the scheduler bound it or reported it unschedulable/gated.
+vNPUs and extended resources need (the scenarios in simulate_scenarios_gated/ too), and v1.37.2,
+the current release, with its default gates (both folders). v1.36.3 runs only the scenarios
+where v1.34.3 and v1.36.3 decide differently (V136_SCENARIOS): the rest would prove again what
+v1.37.2 proves, and these keep simulate's own 1.36 table checked against its scheduler.
+The same ResourceSlices (simulate's, published through the API), classes, claims and pods go to
+both; pods are created one at a time in file order, each waited for until the scheduler bound it
+or reported it unschedulable/gated.
 
 An object simulate refuses (exit status 4, listed under `refused`) must be refused by the API
 server too, and is left out of both; the rest are created as usual.
@@ -45,7 +48,14 @@ def gated_plane(control_plane_gated: ControlPlane) -> ControlPlane:
 
 
 V134_GATED = ("--feature-gates", ",".join(f"{g}={str(v).lower()}" for g, v in GATES.items()))
+V137 = ("--kubernetes-version", "1.37")
 V136 = ("--kubernetes-version", "1.36")
+# The scenarios whose comments name a decision v1.36.3 makes otherwise than v1.34.3.
+V136_SCENARIOS = [
+    p
+    for p in SCENARIOS
+    if p.stem in {"consumable_capacity", "device_taints", "first_available_numa", "resource_fit"}
+]
 
 
 def _simulate(
@@ -172,8 +182,16 @@ def test_simulate_decides_as_kube_scheduler_with_vnpus_and_extended_resources(
     _compare(scenario, gated_plane, tmp_path, V134_GATED, "v1.34.3")
 
 
-@pytest.mark.k8s_version("v1.36.3")
+@pytest.mark.k8s_version("v1.37.2")
 @pytest.mark.parametrize("scenario", SCENARIOS + GATED_SCENARIOS, ids=lambda p: p.stem)
+def test_simulate_decides_as_kube_scheduler_v137(
+    scenario: Path, control_plane_v137: ControlPlane, tmp_path: Path
+) -> None:
+    _compare(scenario, control_plane_v137, tmp_path, V137, "v1.37.2")
+
+
+@pytest.mark.k8s_version("v1.36.3")
+@pytest.mark.parametrize("scenario", V136_SCENARIOS, ids=lambda p: p.stem)
 def test_simulate_decides_as_kube_scheduler_v136(
     scenario: Path, control_plane_v136: ControlPlane, tmp_path: Path
 ) -> None:

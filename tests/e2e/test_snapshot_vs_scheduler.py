@@ -1,4 +1,4 @@
-"""`simulate --from` against the real kube-scheduler, v1.34.3 and v1.36.3, on a snapshot taken
+"""`simulate --from` against the real kube-scheduler, v1.34.3 and v1.37.2, on a snapshot taken
 as a user takes one: `kubectl get nodes,resourceslices,deviceclasses,resourceclaims,
 resourceclaimtemplates,pods -A -o yaml` of the shared control plane (so it holds the other tests'
 objects too), after the scheduler placed some pods and left others pending. Slices come from two

@@ -1,5 +1,5 @@
 """vNPUs and extended-resource pods on a real v1.34.3 control plane with
-DRAPartitionableDevices and DRAExtendedResource on (and on v1.36.3, where both are on by
+DRAPartitionableDevices and DRAExtendedResource on (and on v1.37.2, where both are on by
 default and counter sets sit in slices of their own, once the session offers that plane), and
 our plugin's publishing and preparing wired as `npu-dra kubelet-plugin --vnpu=templates`
 wires them, over the fake npu-smi.
@@ -31,12 +31,12 @@ from tests.support import k8s_fixtures
 from tests.support.controlplane import ControlPlane
 from tests.support.fake_npu_smi import FakeNpuSmi, load_scenario, make_dev_root, make_sysfs
 
-# v1.34.3 with DRAPartitionableDevices and DRAExtendedResource on; and v1.36.3 (both on by
+# v1.34.3 with DRAPartitionableDevices and DRAExtendedResource on; and v1.37.2 (both on by
 # default there) once the session fixtures offer that version's plane (`plane_for`).
 PLANES = [pytest.param("v1.34.3", id="v1.34.3-gated")]
 _PLANE_FOR = getattr(k8s_fixtures, "plane_for", None)
 if _PLANE_FOR is not None:
-    PLANES.append(pytest.param("v1.36.3", id="v1.36.3", marks=pytest.mark.k8s_version("v1.36.3")))
+    PLANES.append(pytest.param("v1.37.2", id="v1.37.2", marks=pytest.mark.k8s_version("v1.37.2")))
 
 
 @pytest.fixture(scope="module", params=PLANES)

@@ -1,9 +1,10 @@
-"""Session fixtures for real Kubernetes control planes, v1.34.3 and v1.36.3, for any test folder
-(loaded by ``pytest_plugins`` in tests/conftest.py).
+"""Session fixtures for real Kubernetes control planes, v1.34.3, v1.37.2 and v1.36.3, for any test
+folder (loaded by ``pytest_plugins`` in tests/conftest.py).
 
 A test that uses `control_plane` (or `k8s_bin_dir`) is marked ``e2e`` and runs on v1.34.3. A test
-marked ``k8s_version("v1.36.3")`` (or using `control_plane_v136` / `k8s_bin_dir_v136`) needs
-v1.36.3 too; `plane_for(request, version)` gives the session's plane of a version. When any such
+marked ``k8s_version("v1.37.2")`` (or using `control_plane_v137` / `k8s_bin_dir_v137`) needs
+v1.37.2 too, and likewise v1.36.3 (`control_plane_v136` / `k8s_bin_dir_v136`);
+`plane_for(request, version)` gives the session's plane of a version. When any such
 test is selected, v1.34.3's binaries are built (``tests/e2e/k8s/build.sh``, cached outside the
 repository) once collection is done, with the build's progress on the terminal; another version
 is built (or waited for, when `make test`'s background build holds its lock) when its first test
@@ -24,6 +25,8 @@ from typing import Any
 import pytest
 
 from tests.support.controlplane import (
+    BUILT_VERSIONS,
+    CURRENT_VERSION,
     DEFAULT_VERSION,
     VERSIONS,
     ControlPlane,
@@ -34,9 +37,15 @@ from tests.support.controlplane import (
 from tests.support.gated_plane import gated_control_plane
 
 V136 = "v1.36.3"
+V137 = CURRENT_VERSION
 # The binary directory of each version built, or why there is none.
 _BUILD_RESULTS = pytest.StashKey[dict[str, Path | str]]()
-_V136_FIXTURES = ("k8s_bin_dir_v136", "control_plane_v136")
+# Each version's session plane, and the fixtures that need its binaries.
+_PLANES = {DEFAULT_VERSION: "control_plane", V137: "control_plane_v137", V136: "control_plane_v136"}
+_FIXTURES = {
+    V137: ("k8s_bin_dir_v137", "control_plane_v137"),
+    V136: ("k8s_bin_dir_v136", "control_plane_v136"),
+}
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -49,11 +58,12 @@ def versions_needed(item: pytest.Item) -> tuple[str, ...]:
     """The Kubernetes versions whose binaries `item` needs (none if it needs no control plane)."""
     names = getattr(item, "fixturenames", ())
     wanted = {m.args[0] for m in item.iter_markers("k8s_version")}
-    if any(name in names for name in _V136_FIXTURES):
-        wanted.add(V136)
+    for version, fixtures in _FIXTURES.items():
+        if any(name in names for name in fixtures):
+            wanted.add(version)
     if "k8s_bin_dir" in names or item.get_closest_marker("e2e") is not None:
         wanted.add(DEFAULT_VERSION)
-    return tuple(v for v in VERSIONS if v in wanted)
+    return tuple(v for v in BUILT_VERSIONS if v in wanted)
 
 
 def needs_control_plane(item: pytest.Item) -> bool:
@@ -118,6 +128,12 @@ def k8s_bin_dir(request: pytest.FixtureRequest) -> Path:
 
 
 @pytest.fixture(scope="session")
+def k8s_bin_dir_v137(request: pytest.FixtureRequest) -> Path:
+    """The same binaries at v1.37.2 (tests/e2e/k8s/build.sh v1.37.2)."""
+    return bin_dir_of(request, V137)
+
+
+@pytest.fixture(scope="session")
 def k8s_bin_dir_v136(request: pytest.FixtureRequest) -> Path:
     """The same binaries at v1.36.3 (tests/e2e/k8s/build.sh v1.36.3)."""
     return bin_dir_of(request, V136)
@@ -172,6 +188,14 @@ def control_plane(
 
 
 @pytest.fixture(scope="session")
+def control_plane_v137(
+    k8s_bin_dir_v137: Path, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[ControlPlane]:
+    """The same at v1.37.2, the current release (device taints GA, ResourceHealthStatus on)."""
+    yield from _session_plane(k8s_bin_dir_v137, tmp_path_factory.mktemp("control-plane-v137"))
+
+
+@pytest.fixture(scope="session")
 def control_plane_v136(
     k8s_bin_dir_v136: Path, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[ControlPlane]:
@@ -190,12 +214,12 @@ def control_plane_gated(
 
 def plane_for(request: pytest.FixtureRequest, version: str) -> ControlPlane:
     """The session's control plane of `version` (for a fixture parametrized over VERSIONS)."""
-    name = "control_plane" if version == DEFAULT_VERSION else "control_plane_v136"
-    plane = request.getfixturevalue(name)
+    plane = request.getfixturevalue(_PLANES[version])
     assert isinstance(plane, ControlPlane)
     return plane
 
 
 def versions_params() -> list[Any]:
-    """`params=` for a fixture that runs its tests on every version: each marked with it."""
+    """`params=` for a fixture that runs its tests on the matrix's versions (VERSIONS: the floor
+    and the current release), each marked with it."""
     return [pytest.param(v, id=v, marks=pytest.mark.k8s_version(v)) for v in VERSIONS]

@@ -407,6 +407,10 @@ class RealNode:
                 f"--cert-dir={directory / 'pki'}",
                 f"--hostname-override={self.name}",
                 "--v=3",  # "Registered DRA plugin" is logged at 3
+                # The DRA client's calls, and (1.37+) which health service it watches over:
+                # "Starting WatchResources stream" healthService=..., logged at 4 (kubernetes
+                # v1.37.2 pkg/kubelet/cm/dra/plugin/dra_plugin.go `NodeWatchResources`).
+                "--vmodule=dra_plugin=4",
             ],
         )
         self._write_layout()

@@ -10,8 +10,9 @@ real-node` ``real_node``; `make test` all of them.
 Under pytest-xdist with ``--dist loadscope`` each test module is one unit of work, so a
 module's own fixtures start once (every worker starts its own session planes), and the real
 node is one unit for all its folders: it is one per machine (it holds the kubelet's paths and a
-lock). That unit is handed out first, since it is the longest; the modules that need v1.36.3's
-binaries last, so that on a cold machine their build overlaps the rest. (xdist's own
+lock). That unit is handed out first, since it is the longest; the modules that need another
+version's binaries than v1.34.3 last (v1.37.2's, then v1.36.3's: the order prebuild.py builds
+them), so that on a cold machine their build overlaps the rest. (xdist's own
 ``loadgroup`` marks cannot do this under pytest 9.2, whose node ids no longer take the group
 suffix xdist writes into ``_nodeid``; the scheduler below reads paths instead, and
 collection keeps the paths and the fixtures in step.)
@@ -23,7 +24,7 @@ from typing import Any
 
 import pytest
 
-from tests.support.k8s_fixtures import V136, versions_needed
+from tests.support.k8s_fixtures import V136, V137, versions_needed
 
 REAL_NODE_FIXTURES = ("real_node_bin_dir", "real_node_bin_dir_containerd17")
 # Where the tests that need the real node live (nodeid prefixes): one unit of work.
@@ -47,8 +48,9 @@ def unit_of(nodeid: str) -> str:
     return nodeid.split("::", 1)[0]
 
 
-def _order(item: pytest.Item) -> tuple[bool, bool]:
-    return not needs_real_node(item), V136 in versions_needed(item)
+def _order(item: pytest.Item) -> tuple[bool, bool, bool]:
+    versions = versions_needed(item)
+    return not needs_real_node(item), V137 in versions, V136 in versions
 
 
 @pytest.hookimpl(tryfirst=True)  # before `-m` deselects by marker

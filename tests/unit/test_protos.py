@@ -20,6 +20,8 @@ from npu_dra.adapters.grpc.gen.dra.v1 import api_pb2 as dra_v1_pb2
 from npu_dra.adapters.grpc.gen.dra.v1 import api_pb2_grpc as dra_v1_grpc
 from npu_dra.adapters.grpc.gen.dra.v1beta1 import api_pb2 as dra_v1beta1_pb2
 from npu_dra.adapters.grpc.gen.dra.v1beta1 import api_pb2_grpc as dra_v1beta1_grpc
+from npu_dra.adapters.grpc.gen.dra_health.v1 import api_pb2 as health_v1_pb2
+from npu_dra.adapters.grpc.gen.dra_health.v1 import api_pb2_grpc as health_v1_grpc
 from npu_dra.adapters.grpc.gen.dra_health.v1alpha1 import api_pb2 as health_pb2
 from npu_dra.adapters.grpc.gen.dra_health.v1alpha1 import api_pb2_grpc as health_grpc
 from npu_dra.adapters.grpc.gen.pluginregistration import api_pb2 as reg_pb2
@@ -35,6 +37,7 @@ FILES: list[tuple[ModuleType, str, str]] = [
     (dra_v1beta1_pb2, "dra/v1beta1/api.proto", DRA_V1BETA1),
     (reg_pb2, "pluginregistration/api.proto", "pluginregistration"),
     (health_pb2, "dra_health/v1alpha1/api.proto", "v1alpha1"),
+    (health_v1_pb2, "dra_health/v1/api.proto", "v1"),
     (dp_pb2, "deviceplugin/v1beta1/api.proto", "v1beta1"),
 ]
 
@@ -79,61 +82,69 @@ def _file_proto(module: ModuleType) -> descriptor_pb2.FileDescriptorProto:
 
 
 # Full service name -> {method: (request, response, client_streaming, server_streaming)}.
-SERVICES: dict[str, dict[str, tuple[str, str, bool, bool]]] = {
-    f"{pkg}.DRAPlugin": {
-        "NodePrepareResources": (
-            "NodePrepareResourcesRequest",
-            "NodePrepareResourcesResponse",
-            False,
-            False,
-        ),
-        "NodeUnprepareResources": (
-            "NodeUnprepareResourcesRequest",
-            "NodeUnprepareResourcesResponse",
-            False,
-            False,
-        ),
+SERVICES: dict[str, dict[str, tuple[str, str, bool, bool]]] = (
+    {
+        f"{pkg}.DRAPlugin": {
+            "NodePrepareResources": (
+                "NodePrepareResourcesRequest",
+                "NodePrepareResourcesResponse",
+                False,
+                False,
+            ),
+            "NodeUnprepareResources": (
+                "NodeUnprepareResourcesRequest",
+                "NodeUnprepareResourcesResponse",
+                False,
+                False,
+            ),
+        }
+        for pkg in (DRA_V1, DRA_V1BETA1)
     }
-    for pkg in (DRA_V1, DRA_V1BETA1)
-} | {
-    "pluginregistration.Registration": {
-        "GetInfo": ("InfoRequest", "PluginInfo", False, False),
-        "NotifyRegistrationStatus": (
-            "RegistrationStatus",
-            "RegistrationStatusResponse",
-            False,
-            False,
-        ),
-    },
-    "v1alpha1.DRAResourceHealth": {
-        "NodeWatchResources": (
-            "NodeWatchResourcesRequest",
-            "NodeWatchResourcesResponse",
-            False,
-            True,
-        ),
-    },
-    "v1beta1.Registration": {
-        "Register": ("RegisterRequest", "Empty", False, False),
-    },
-    "v1beta1.DevicePlugin": {
-        "GetDevicePluginOptions": ("Empty", "DevicePluginOptions", False, False),
-        "ListAndWatch": ("Empty", "ListAndWatchResponse", False, True),
-        "GetPreferredAllocation": (
-            "PreferredAllocationRequest",
-            "PreferredAllocationResponse",
-            False,
-            False,
-        ),
-        "Allocate": ("AllocateRequest", "AllocateResponse", False, False),
-        "PreStartContainer": (
-            "PreStartContainerRequest",
-            "PreStartContainerResponse",
-            False,
-            False,
-        ),
-    },
-}
+    | {
+        "pluginregistration.Registration": {
+            "GetInfo": ("InfoRequest", "PluginInfo", False, False),
+            "NotifyRegistrationStatus": (
+                "RegistrationStatus",
+                "RegistrationStatusResponse",
+                False,
+                False,
+            ),
+        },
+    }
+    | {
+        f"{pkg}.DRAResourceHealth": {
+            "NodeWatchResources": (
+                "NodeWatchResourcesRequest",
+                "NodeWatchResourcesResponse",
+                False,
+                True,
+            ),
+        }
+        for pkg in ("v1alpha1", "v1")
+    }
+    | {
+        "v1beta1.Registration": {
+            "Register": ("RegisterRequest", "Empty", False, False),
+        },
+        "v1beta1.DevicePlugin": {
+            "GetDevicePluginOptions": ("Empty", "DevicePluginOptions", False, False),
+            "ListAndWatch": ("Empty", "ListAndWatchResponse", False, True),
+            "GetPreferredAllocation": (
+                "PreferredAllocationRequest",
+                "PreferredAllocationResponse",
+                False,
+                False,
+            ),
+            "Allocate": ("AllocateRequest", "AllocateResponse", False, False),
+            "PreStartContainer": (
+                "PreStartContainerRequest",
+                "PreStartContainerResponse",
+                False,
+                False,
+            ),
+        },
+    }
+)
 
 
 def _loaded_services() -> dict[str, dict[str, tuple[str, str, bool, bool]]]:
@@ -184,6 +195,7 @@ class _RecordingChannel:
         (dra_v1beta1_grpc.DRAPluginStub, f"{DRA_V1BETA1}.DRAPlugin"),
         (reg_grpc.RegistrationStub, "pluginregistration.Registration"),
         (health_grpc.DRAResourceHealthStub, "v1alpha1.DRAResourceHealth"),
+        (health_v1_grpc.DRAResourceHealthStub, "v1.DRAResourceHealth"),
         (dp_grpc.RegistrationStub, "v1beta1.Registration"),
         (dp_grpc.DevicePluginStub, "v1beta1.DevicePlugin"),
     ],
@@ -221,6 +233,21 @@ DRA_V1BETA1_MESSAGES = DRA_MESSAGES | {
     "Device": [f for f in DRA_MESSAGES["Device"] if not f.endswith("= 5")],
 }
 
+# DRA health v1alpha1, and v1 (k8s.io/kubelet v0.37.2 pkg/apis/dra-health/v1/api.proto: the same
+# messages, fields and numbers, in package v1).
+HEALTH_MESSAGES = {
+    "NodeWatchResourcesRequest": [],
+    "DeviceIdentifier": ["string pool_name = 1", "string device_name = 2"],
+    "DeviceHealth": [
+        "DeviceIdentifier device = 1",
+        "HealthStatus health = 2",
+        "int64 last_updated_time = 3",
+        "int64 health_check_timeout_seconds = 4",
+        "string message = 5",
+    ],
+    "NodeWatchResourcesResponse": ["repeated DeviceHealth devices = 1"],
+}
+
 EXPECTED_MESSAGES: dict[str, dict[str, list[str]]] = {
     DRA_V1: DRA_MESSAGES,
     DRA_V1BETA1: DRA_V1BETA1_MESSAGES,
@@ -235,18 +262,8 @@ EXPECTED_MESSAGES: dict[str, dict[str, list[str]]] = {
         "RegistrationStatus": ["bool plugin_registered = 1", "string error = 2"],
         "RegistrationStatusResponse": [],
     },
-    "v1alpha1": {
-        "NodeWatchResourcesRequest": [],
-        "DeviceIdentifier": ["string pool_name = 1", "string device_name = 2"],
-        "DeviceHealth": [
-            "DeviceIdentifier device = 1",
-            "HealthStatus health = 2",
-            "int64 last_updated_time = 3",
-            "int64 health_check_timeout_seconds = 4",
-            "string message = 5",
-        ],
-        "NodeWatchResourcesResponse": ["repeated DeviceHealth devices = 1"],
-    },
+    "v1alpha1": HEALTH_MESSAGES,
+    "v1": HEALTH_MESSAGES,
     "v1beta1": {
         "RegisterRequest": [
             "string version = 1",
@@ -367,16 +384,19 @@ def test_named_wire_facts() -> None:
     assert dp_pb2.Device.DESCRIPTOR.fields_by_name["ID"].json_name == "ID"
 
 
-def test_health_status_enum_is_package_scoped() -> None:
-    enum = health_pb2.DESCRIPTOR.enum_types_by_name["HealthStatus"]
-    assert enum.full_name == "v1alpha1.HealthStatus"
+@pytest.mark.parametrize(
+    ("module", "package"), [(health_pb2, "v1alpha1"), (health_v1_pb2, "v1")], ids=str
+)
+def test_health_status_enum_is_package_scoped(module: ModuleType, package: str) -> None:
+    enum = module.DESCRIPTOR.enum_types_by_name["HealthStatus"]
+    assert enum.full_name == f"{package}.HealthStatus"
     assert {v.name: v.number for v in enum.values} == {
         "UNKNOWN": 0,
         "HEALTHY": 1,
         "UNHEALTHY": 2,
     }
-    assert descriptor_pool.Default().FindEnumTypeByName("v1alpha1.HealthStatus") is enum
-    assert health_pb2.UNHEALTHY == 2
+    assert descriptor_pool.Default().FindEnumTypeByName(f"{package}.HealthStatus") is enum
+    assert module.UNHEALTHY == 2
 
 
 # --------------------------------------------------------------------------- (c) wire bytes

@@ -21,7 +21,10 @@ log = logging.getLogger(__name__)
 DRA_PLUGIN_TYPE = "DRAPlugin"
 # Short labels, not gRPC service names; the kubelet (>= 1.34) takes the order as our preference.
 DRA_VERSIONS = ("v1.DRAPlugin", "v1beta1.DRAPlugin")
-DRA_HEALTH_VERSION = "v1alpha1.DRAResourceHealth"
+# The health service, both versions (resource_health_stream.py): kubelet v1.37.2 watches over
+# the newest one listed here and over none that is not; v1.34.3/v1.36.3 call v1alpha1 unasked
+# and skip names they do not know (dra_plugin_manager.go `validateSupportedServices`).
+DRA_HEALTH_VERSIONS = ("v1.DRAResourceHealth", "v1alpha1.DRAResourceHealth")
 
 
 def registration_socket(registry_dir: Path, driver: str) -> Path:

@@ -1,4 +1,13 @@
-"""`v1alpha1.DRAResourceHealth`: the kubelet's stream of our devices' health.
+"""`v1.DRAResourceHealth` and `v1alpha1.DRAResourceHealth`: the kubelet's stream of our devices'
+health, one stream behind both services (the same messages and numbers in both; the kubelet
+converts v1alpha1 to v1 field by field: k8s.io/kubelet v0.37.2
+pkg/apis/dra-health/v1/conversion.go).
+
+Which one a kubelet calls: v1.37.2 picks the newest one the registration lists, v1 before
+v1alpha1, and calls none that is not listed (kubernetes v1.37.2
+pkg/kubelet/cm/dra/plugin/dra_plugin_manager.go `pickHealthService`, dra_plugin.go
+`healthServicesSupportedByKubelet`); v1.34.3 and v1.36.3 always call v1alpha1 (their
+dra_plugin.go `NodeWatchResources`). Both are listed (registration_server.DRA_HEALTH_VERSIONS).
 
 With the ResourceHealthStatus gate on, the kubelet opens NodeWatchResources on every registered
 DRA plugin and shows device health in pod status. Every message is the complete list (a device
@@ -18,8 +27,11 @@ import logging
 import threading
 import time
 from collections.abc import Iterator
+from types import ModuleType
 from typing import Any, Protocol
 
+from npu_dra.adapters.grpc.gen.dra_health.v1 import api_pb2 as v1_pb2
+from npu_dra.adapters.grpc.gen.dra_health.v1 import api_pb2_grpc as v1_grpc
 from npu_dra.adapters.grpc.gen.dra_health.v1alpha1 import api_pb2, api_pb2_grpc
 from npu_dra.adapters.grpc.streams import StreamLimit
 from npu_dra.domain.device import Health, NodeInventory
@@ -30,12 +42,13 @@ TICK_S = 5.0
 POLL_S = 0.2  # a look at the in-memory cache: no I/O
 MAX_STREAMS = 4  # the kubelet opens one; a restarted kubelet's old one may linger a moment
 YIELD_AFTER_S = 10.0  # a flood of new streams is refused; a slot held this long is given up
+# HealthStatus by name, the same in both versions (v1.HEALTHY, v1alpha1.HEALTHY, ...).
 _STATUS = {
-    Health.HEALTHY: api_pb2.HEALTHY,
-    Health.DEGRADED: api_pb2.HEALTHY,  # a minor alarm; the chip still works
-    Health.UNHEALTHY: api_pb2.UNHEALTHY,
-    Health.CRITICAL: api_pb2.UNHEALTHY,
-    Health.UNKNOWN: api_pb2.UNKNOWN,
+    Health.HEALTHY: "HEALTHY",
+    Health.DEGRADED: "HEALTHY",  # a minor alarm; the chip still works
+    Health.UNHEALTHY: "UNHEALTHY",
+    Health.CRITICAL: "UNHEALTHY",
+    Health.UNKNOWN: "UNKNOWN",
 }
 
 
@@ -47,13 +60,14 @@ def health_words(inventory: NodeInventory) -> tuple[tuple[str, Health], ...]:
     return tuple((d.name, d.health) for d in inventory.devices)
 
 
-def health_message(inventory: NodeInventory) -> api_pb2.NodeWatchResourcesResponse:
+def health_message(inventory: NodeInventory, api: ModuleType = api_pb2) -> Any:
+    """The complete list as `api`'s NodeWatchResourcesResponse (v1's or v1alpha1's api_pb2)."""
     now = int(time.time())
-    return api_pb2.NodeWatchResourcesResponse(
+    return api.NodeWatchResourcesResponse(
         devices=[
-            api_pb2.DeviceHealth(
-                device=api_pb2.DeviceIdentifier(pool_name=inventory.node, device_name=d.name),
-                health=_STATUS[d.health],
+            api.DeviceHealth(
+                device=api.DeviceIdentifier(pool_name=inventory.node, device_name=d.name),
+                health=api.HealthStatus.Value(_STATUS[d.health]),
                 last_updated_time=now,
                 message=d.health.value,
             )
@@ -63,6 +77,8 @@ def health_message(inventory: NodeInventory) -> api_pb2.NodeWatchResourcesRespon
 
 
 class DraHealthServicer(api_pb2_grpc.DRAResourceHealthServicer):
+    """v1alpha1's servicer, and (`v1`) v1's over the same streams, limit and close."""
+
     def __init__(
         self,
         inventory: InventorySource,
@@ -79,10 +95,15 @@ class DraHealthServicer(api_pb2_grpc.DRAResourceHealthServicer):
         self._streams: set[threading.Event] = set()
         self._lock = threading.Lock()
         self.limit = StreamLimit(max_streams, what="DRAResourceHealth", yield_after_s=yield_after_s)
+        self.v1 = V1HealthServicer(self)
 
     def NodeWatchResources(
         self, request: api_pb2.NodeWatchResourcesRequest, context: Any
     ) -> Iterator[api_pb2.NodeWatchResourcesResponse]:
+        return self.watch(context, api_pb2)
+
+    def watch(self, context: Any, api: ModuleType) -> Iterator[Any]:
+        """The stream, in `api`'s messages (v1's or v1alpha1's api_pb2)."""
         with self.limit.slot(context):
             ended = threading.Event()
             context.add_callback(ended.set)
@@ -90,11 +111,11 @@ class DraHealthServicer(api_pb2_grpc.DRAResourceHealthServicer):
                 if self._closing:
                     return
                 self._streams.add(ended)
-            log.info("kubelet watches device health")
+            log.info("kubelet watches device health over %s", api.DESCRIPTOR.package)
             try:
                 while not ended.is_set() and context.is_active():
                     current = self._inventory.current()
-                    yield health_message(current)
+                    yield health_message(current, api)
                     self._until_tick_or_change(ended, health_words(current))
             finally:
                 with self._lock:
@@ -119,5 +140,19 @@ class DraHealthServicer(api_pb2_grpc.DRAResourceHealthServicer):
             ended.set()
 
 
+class V1HealthServicer(v1_grpc.DRAResourceHealthServicer):
+    """`v1.DRAResourceHealth` (kubelet 1.37+): the same streams in v1's messages."""
+
+    def __init__(self, streams: DraHealthServicer) -> None:
+        self._streams = streams
+
+    def NodeWatchResources(
+        self, request: v1_pb2.NodeWatchResourcesRequest, context: Any
+    ) -> Iterator[v1_pb2.NodeWatchResourcesResponse]:
+        return self._streams.watch(context, v1_pb2)
+
+
 def add_dra_health(server: Any, servicer: DraHealthServicer) -> None:
+    """Both versions of the service on `server`."""
+    v1_grpc.add_DRAResourceHealthServicer_to_server(servicer.v1, server)  # type: ignore[no-untyped-call]
     api_pb2_grpc.add_DRAResourceHealthServicer_to_server(servicer, server)  # type: ignore[no-untyped-call]

@@ -20,7 +20,7 @@ from npu_dra.adapters.atomic import ensure_dir
 from npu_dra.adapters.grpc.dra_servicer import DraCalls, add_dra_services
 from npu_dra.adapters.grpc.liveness_server import LivenessProbe, LivenessServer, LivenessServicer
 from npu_dra.adapters.grpc.registration_server import (
-    DRA_HEALTH_VERSION,
+    DRA_HEALTH_VERSIONS,
     DRA_VERSIONS,
     RegistrationServicer,
     RegistrationState,
@@ -36,7 +36,7 @@ from npu_dra.adapters.grpc.sockets import UnixGrpcServer
 from npu_dra.app.services.claim_fetch import MAX_READS
 from npu_dra.domain.ports import NodeClaims
 
-PLUGIN_VERSIONS = (*DRA_VERSIONS, DRA_HEALTH_VERSION)
+PLUGIN_VERSIONS = (*DRA_VERSIONS, *DRA_HEALTH_VERSIONS)
 STOP_GRACE_S = 5.0  # in-flight prepares finish; the kubelet retries anything cut off
 QUICK_CALL_WORKERS = 16  # calls that never wait on the API: the kubelet's, the liveness check's
 # +1: a stream that made room for a newer one may still be ending (resource_health_stream.py)

@@ -2,7 +2,8 @@
 # Builds kube-apiserver, kube-controller-manager, kube-scheduler, kubectl, kubelet and etcd of one
 # Kubernetes version from the Go modules pinned in that version's go.mod into a cache outside the
 # repository, once. Later runs find the binaries and return at once (without needing Go).
-# Usage: build.sh [VERSION]  (v1.34.3, the default, from ./go.mod; v1.36.3 from ./v1.36/go.mod)
+# Usage: build.sh [VERSION]  (v1.34.3, the default, from ./go.mod; v1.36.3 from ./v1.36/go.mod;
+# v1.37.2 from ./v1.37/go.mod)
 # Prints the cache directory on stdout.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -10,7 +11,8 @@ version=${1:-v1.34.3}
 case "$version" in
   v1.34.3) module="$here" ;;
   v1.36.3) module="$here/v1.36" ;;
-  *) echo "error: no go.mod for Kubernetes $version here (v1.34.3, v1.36.3)" >&2; exit 2 ;;
+  v1.37.2) module="$here/v1.37" ;;
+  *) echo "error: no go.mod for Kubernetes $version here (v1.34.3, v1.36.3, v1.37.2)" >&2; exit 2 ;;
 esac
 minor=${version#v1.}
 minor=${minor%%.*}

@@ -1,5 +1,5 @@
 """Claim templates, pods and what the tests read back, for the shared-chip tests on the real
-nodes (test_fixed_shares_on_real_node.py here, test_sharing_on_real_node_v136.py on v1.36.3)."""
+nodes (test_fixed_shares_on_real_node.py here, test_sharing_on_real_node_v137.py on v1.37.2)."""
 
 from __future__ import annotations
 

@@ -3,7 +3,7 @@ consumable capacity, so `--shared-chips=npu-0 --chip-shares=2` publishes npu-0 a
 devices (`npu-0-share-0`, `npu-0-share-1`) instead of the chip. Two pods each take one and both
 run on npu-0's device node, told their half; a third waits with the scheduler's reason; a pod
 asking any NPU gets a whole other chip; deleting one sharer leaves the other untouched and the
-waiting pod takes the freed share. (tests/e2e/real_node_v136/test_sharing_on_real_node_v136.py
+waiting pod takes the freed share. (tests/e2e/real_node_v137/test_sharing_on_real_node_v137.py
 is the same with consumable capacity.)"""
 
 from __future__ import annotations

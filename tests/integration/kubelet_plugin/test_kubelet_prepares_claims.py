@@ -32,6 +32,7 @@ def test_get_info_announces_a_dra_plugin_with_v1_preferred(node: Node) -> None:
     assert list(info.supported_versions) == [
         "v1.DRAPlugin",
         "v1beta1.DRAPlugin",
+        "v1.DRAResourceHealth",
         "v1alpha1.DRAResourceHealth",
     ]
 

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Callable
+from typing import Any
 
 import grpc
 import pytest
 
+from npu_dra.adapters.grpc.gen.dra_health.v1 import api_pb2 as v1_pb2
 from npu_dra.adapters.grpc.gen.dra_health.v1alpha1 import api_pb2
 from npu_dra.adapters.grpc.resource_health_stream import DraHealthServicer
 from npu_dra.adapters.hardware.fake import FakeHardware
@@ -37,7 +39,7 @@ class Aborted(Exception):
     pass
 
 
-def health_of(message: api_pb2.NodeWatchResourcesResponse) -> dict[str, int]:
+def health_of(message: Any) -> dict[str, int]:
     return {d.device.device_name: d.health for d in message.devices}
 
 
@@ -92,3 +94,38 @@ def test_streams_past_the_bound_are_refused_and_a_gone_client_frees_its_slot() -
     assert refused.value.args[0] == grpc.StatusCode.RESOURCE_EXHAUSTED
     assert "2 stream(s) already open" in refused.value.args[1]
     assert len(next(late).devices) == 1
+
+
+def test_v1_streams_the_same_list_in_v1s_messages() -> None:
+    hardware = FakeHardware(
+        {"chip": "910B4", "count": 2, "health": {1: "Alarm"}}, node=NodeName("n")
+    )
+    servicer = DraHealthServicer(InventoryCache(hardware), tick_s=0.001)
+
+    v1 = next(servicer.v1.NodeWatchResources(v1_pb2.NodeWatchResourcesRequest(), OpenCall()))
+    alpha = next(servicer.NodeWatchResources(api_pb2.NodeWatchResourcesRequest(), OpenCall()))
+
+    assert isinstance(v1, v1_pb2.NodeWatchResourcesResponse)
+    assert isinstance(alpha, api_pb2.NodeWatchResourcesResponse)
+    assert health_of(v1) == {"npu-0": v1_pb2.HEALTHY, "npu-1": v1_pb2.UNHEALTHY}
+    assert health_of(v1) == health_of(alpha)
+    assert [(d.device.pool_name, d.message) for d in v1.devices] == [
+        (d.device.pool_name, d.message) for d in alpha.devices
+    ]
+
+
+def test_both_versions_count_against_one_stream_bound_and_close_ends_both() -> None:
+    inventory = InventoryCache(FakeHardware({"chip": "910B4", "count": 1}, node=NodeName("n1")))
+    servicer = DraHealthServicer(inventory, tick_s=0.001, max_streams=2)
+    alpha = servicer.NodeWatchResources(api_pb2.NodeWatchResourcesRequest(), OpenCall())
+    v1 = servicer.v1.NodeWatchResources(v1_pb2.NodeWatchResourcesRequest(), OpenCall())
+    next(alpha)
+    next(v1)
+
+    with pytest.raises(Aborted) as refused:
+        next(servicer.v1.NodeWatchResources(v1_pb2.NodeWatchResourcesRequest(), OpenCall()))
+    servicer.close()
+
+    assert refused.value.args[0] == grpc.StatusCode.RESOURCE_EXHAUSTED
+    assert list(itertools.islice(v1, 5)) == []
+    assert list(itertools.islice(alpha, 5)) == []

@@ -1,4 +1,4 @@
-"""One DeviceClass per kind on a real v1.36.3 node (deploy/manifests/40-deviceclass.yaml applied
+"""One DeviceClass per kind on a real v1.37.2 node (deploy/manifests/40-deviceclass.yaml applied
 as shipped), with every chip shared (`--shared-chips=all`; consumable capacity, on by default
 there): a share claim through `share.npu.huawei.com` takes part of a chip, a two-NPU claim
 through `npu.huawei.com` runs beside it on two whole chips, never the shared-out one nor one chip
@@ -21,8 +21,8 @@ HUAWEI_FORM = f'{A}.physicId in [5] && {A}.deviceType == "Ascend910B"'
 
 
 @pytest.fixture
-def all_shared(real_cluster_v136: RealCluster, tmp_path: Path) -> Any:
-    cluster = real_cluster_v136
+def all_shared(real_cluster_v137: RealCluster, tmp_path: Path) -> Any:
+    cluster = real_cluster_v137
     smi = FakeNpuSmi.from_scenario("910B4_8npu", tmp_path / "smi")
     argv = [a for a in cluster.dra_argv() if not a.startswith("--npu-smi=")]
     argv += [f"--npu-smi={smi.path}", "--shared-chips=all"]

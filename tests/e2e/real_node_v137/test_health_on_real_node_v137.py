@@ -1,14 +1,17 @@
-"""Device health reaches the pod on a real v1.36.3 kubelet (KEP-4680, ResourceHealthStatus on by
+"""Device health reaches the pod on a real v1.37.2 kubelet (KEP-4680, ResourceHealthStatus on by
 default there): a running pod's NPU that npu-smi reports in Alarm shows as Unhealthy in the
 pod's `status.containerStatuses[].allocatedResourcesStatus`, streamed by the plugin's
 DRAResourceHealth within one --health-interval, and Healthy again once npu-smi says OK; the
 NPU's slice entry carries the NoSchedule taint meanwhile, and the running pod is not evicted.
+The kubelet watches over the health service's v1 (a 1.36 kubelet calls v1alpha1): its log and
+the plugin's name it.
 
 The plugin runs on the host with the Python fake npu-smi (whose health words a test can flip);
 the pods still mount the host's recorded shell npu-smi, as the seed's do."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +23,12 @@ from tests.support.controlplane import wait_for
 from tests.support.fake_npu_smi import FakeNpuSmi
 
 HEALTH_INTERVAL_S = 2.0
+# The 1.37 kubelet names the health service it chose (tests/support/node.py turns that line on);
+# the plugin names the one it was called over (resource_health_stream.py).
+KUBELET_WATCHES_V1 = re.compile(
+    r'"Starting WatchResources stream".*healthService="v1\.DRAResourceHealth"'
+)
+PLUGIN_SERVES_V1 = re.compile(r"kubelet watches device health over v1\b")  # not v1alpha1
 
 
 def allocated_health(cluster: RealCluster, pod: str) -> list[str]:
@@ -41,13 +50,13 @@ def slice_taints(cluster: RealCluster, device: str) -> list[dict[str, Any]]:
 
 @pytest.mark.timeout(600)
 def test_an_alarm_reaches_the_running_pods_status_and_the_slice_then_clears(
-    real_cluster_v136: RealCluster, tmp_path: Path
+    real_cluster_v137: RealCluster, tmp_path: Path
 ) -> None:
-    cluster = real_cluster_v136
+    cluster = real_cluster_v137
     smi = FakeNpuSmi.from_scenario("910B4_8npu", tmp_path / "smi")
     argv = [a for a in cluster.dra_argv() if not a.startswith(("--health-interval=", "--npu-smi="))]
     argv += [f"--health-interval={HEALTH_INTERVAL_S}", f"--npu-smi={smi.path}"]
-    plugin = cluster.start_plugin("dra-plugin-v136", argv)
+    plugin = cluster.start_plugin("dra-plugin-v137", argv)
     try:
         cluster.wait_registered(plugin)
         wait_for(lambda: len(cluster.published()) == 8, timeout=60, what="8 NPUs published")
@@ -60,6 +69,8 @@ def test_an_alarm_reaches_the_running_pods_status_and_the_slice_then_clears(
             timeout=60,
             what=f"{device} Healthy in the pod's status",
         )
+        assert KUBELET_WATCHES_V1.search(cluster.node.kubelet_log(5000))
+        assert PLUGIN_SERVES_V1.search(plugin.tail(5000))
         card = int(device.removeprefix("npu-"))
 
         smi.set_health(card, "Alarm")

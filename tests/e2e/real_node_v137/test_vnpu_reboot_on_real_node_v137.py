@@ -1,4 +1,4 @@
-"""A reboot, faked on the real v1.36.3 node (DRAPartitionableDevices on by default there), with a
+"""A reboot, faked on the real v1.37.2 node (DRAPartitionableDevices on by default there), with a
 pod running on a vNPU: the plugin dies with the node (SIGKILL), the kernel's boot id is new
 (`--boot-id-file`), the CDI directory is empty, the chips' vNPU table is empty and their device
 nodes are gone (the driver's state lives in the running kernel), and the pod's container dies
@@ -135,9 +135,9 @@ def remove_vnpu_nodes(dev_root: Path) -> None:
 
 @pytest.mark.timeout(600)
 def test_a_reboot_gives_a_pod_its_vnpu_back_before_the_plugin_serves(
-    real_cluster_v136: RealCluster, tmp_path: Path
+    real_cluster_v137: RealCluster, tmp_path: Path
 ) -> None:
-    cluster = real_cluster_v136
+    cluster = real_cluster_v137
     dev_root = cluster.host.dev_dir
     smi = FakeNpuSmi(tmp_path / "smi", {**load_scenario("910B4_8npu"), "vnpu": "910B4"})
     smi.make_vnpu_nodes(dev_root)

@@ -1,4 +1,4 @@
-"""Two pods share one NPU on a real v1.36.3 node (consumable capacity, KEP-5075, on by default
+"""Two pods share one NPU on a real v1.37.2 node (consumable capacity, KEP-5075, on by default
 there), the real kube-scheduler deciding: `--shared-chips=npu-0` publishes npu-0 once with
 `allowMultipleAllocations` and a `memCapacity` request policy; two claims asking half its memory
 each both run on it and see its /dev/davinci node and their share in the env; a third that does
@@ -63,8 +63,8 @@ def share_memory(cluster: RealCluster) -> int:
 
 
 @pytest.fixture
-def sharing_plugin(real_cluster_v136: RealCluster, tmp_path: Path) -> Any:
-    cluster = real_cluster_v136
+def sharing_plugin(real_cluster_v137: RealCluster, tmp_path: Path) -> Any:
+    cluster = real_cluster_v137
     smi = FakeNpuSmi.from_scenario("910B4_8npu", tmp_path / "smi")
     argv = [a for a in cluster.dra_argv() if not a.startswith("--npu-smi=")]
     argv += [f"--npu-smi={smi.path}", f"--shared-chips={SHARED}"]
