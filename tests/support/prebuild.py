@@ -6,7 +6,7 @@ background and run lint and the fast tier beside it.
     python -m tests.support.prebuild --report LOG       # print LOG (and whether it still runs)
 
 Lane "go": the node's system packages and containerd 2.1 (tests/e2e/node/build.sh),
-Kubernetes v1.34.3, helm, Kubernetes v1.37.2, Kubernetes v1.36.3 and containerd 1.7, one after
+Kubernetes v1.34.3, helm, Kubernetes v1.37.2 and containerd 1.7, one after
 another, in the order the e2e tier asks for them (each Go build already uses every core). Lane
 "images": the DaemonSet image for amd64 and arm64 and the last release's image (buildah, mostly
 network and qemu), started once the node's packages are installed.
@@ -93,7 +93,6 @@ def build_all() -> int:
         run_step("kubernetes v1.34.3", script_step(K8S_SCRIPT, "v1.34.3"), failures)
         run_step("helm", script_step(HELM_SCRIPT), failures)
         run_step("kubernetes v1.37.2", script_step(K8S_SCRIPT, "v1.37.2"), failures)
-        run_step("kubernetes v1.36.3", script_step(K8S_SCRIPT, "v1.36.3"), failures)
         run_step("node v1.7.35", script_step(NODE_SCRIPT, "v1.7.35"), failures)
 
     def image_lane() -> None:

@@ -11,8 +11,8 @@ Under pytest-xdist with ``--dist loadscope`` each test module is one unit of wor
 module's own fixtures start once (every worker starts its own session planes), and the real
 node is one unit for all its folders: it is one per machine (it holds the kubelet's paths and a
 lock). That unit is handed out first, since it is the longest; the modules that need another
-version's binaries than v1.34.3 last (v1.37.2's, then v1.36.3's: the order prebuild.py builds
-them), so that on a cold machine their build overlaps the rest. (xdist's own
+version's binaries than v1.34.3 last (v1.37.2's, then any v1.36.3 one's: the order prebuild.py
+builds them), so that on a cold machine their build overlaps the rest. (xdist's own
 ``loadgroup`` marks cannot do this under pytest 9.2, whose node ids no longer take the group
 suffix xdist writes into ``_nodeid``; the scheduler below reads paths instead, and
 collection keeps the paths and the fixtures in step.)
