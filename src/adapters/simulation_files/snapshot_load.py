@@ -55,12 +55,22 @@ MAX_SLICES = 200_000  # a 5,000-node cluster with a vNPU slice per chip of 16-ch
 
 
 def load_snapshot(path: Path) -> Scenario:
-    documents = documents_of(read_text(path), str(path))
+    return snapshot_of(str(path), documents_of(read_text(path), str(path)))
+
+
+def snapshot_of(source: str, documents: list[Any]) -> Scenario:
+    """The snapshot of these documents (a file's, or a live cluster's objects: `--from-cluster`),
+    `source` naming where they came from in every error."""
     try:
-        by_kind, skipped = _by_kind(str(path), _objects(documents))
-        return attrs.evolve(_snapshot(str(path), by_kind), skipped=skipped)
+        by_kind, skipped = _by_kind(source, _objects(documents))
+        return attrs.evolve(_snapshot(source, by_kind), skipped=skipped)
     except DomainError as error:
-        raise ScenarioError(f"{path}: {error}") from error
+        raise ScenarioError(f"{source}: {error}") from error
+
+
+def snapshot_limits() -> dict[str, int]:
+    """The most objects of a kind a snapshot may hold, for a live read to stop at."""
+    return {"Node": MAX_NODES, "Pod": MAX_PODS, "ResourceSlice": MAX_SLICES}
 
 
 def _objects(documents: list[Any]) -> list[Any]:
@@ -92,7 +102,7 @@ def _by_kind(
             continue
         check_known_fields(obj, kind)
         by_kind[kind].append(obj)
-    for kind, limit in (("Node", MAX_NODES), ("Pod", MAX_PODS), ("ResourceSlice", MAX_SLICES)):
+    for kind, limit in snapshot_limits().items():
         if len(by_kind[kind]) > limit:
             raise ScenarioError(f"{source}: {len(by_kind[kind])} {kind} objects: at most {limit}")
     return by_kind, dict(sorted(skipped.items()))
@@ -136,10 +146,12 @@ def _sched_node(doc: Mapping[str, Any], held: Usage) -> SchedNode:
     root = Fields(doc, obj=describe(doc))
     name = root.sub("metadata").need("name", str)
     taints = node_taints(root.sub("spec"))
-    if root.sub("spec").get("unschedulable", bool, False) and CORDONED not in taints:
+    cordoned = root.sub("spec").get("unschedulable", bool, False)
+    if cordoned and CORDONED not in taints:
         taints = (*taints, CORDONED)
     allocatable = reported_allocatable(root.sub("status"))
-    return SchedNode(name, node_labels(name, root.sub("metadata")), taints, allocatable, held)
+    labels = node_labels(name, root.sub("metadata"))
+    return SchedNode(name, labels, taints, allocatable, held, unschedulable=cordoned)
 
 
 def _held(pods: list[Mapping[str, Any]]) -> dict[str, Usage]:

@@ -56,18 +56,12 @@ def _run(args: argparse.Namespace) -> int:
     logs.configure(level=settings.log_level, fmt=settings.log_format)
     from npu_dra.adapters.simulation_files.scenario import ScenarioError
     from npu_dra.app.container import container_for
+    from npu_dra.app.wiring.simulate import LiveReadError
     from npu_dra.domain.errors import DomainError
 
-    if (settings.cordon or settings.remove_node or settings.unhealthy) and not settings.snapshot:
-        print(
-            "npu-dra simulate: --cordon, --remove-node and --unhealthy need --from", file=sys.stderr
-        )
-        return UNUSABLE
-    if settings.generate and (settings.scenario or settings.snapshot):
-        print(
-            "npu-dra simulate: --generate goes alone, not with --scenario or --from",
-            file=sys.stderr,
-        )
+    unusable = _unusable(settings)
+    if unusable:
+        print(f"npu-dra simulate: {unusable}", file=sys.stderr)
         return UNUSABLE
     try:
         settings = _decided_as(settings)
@@ -80,9 +74,24 @@ def _run(args: argparse.Namespace) -> int:
     except ScenarioError as error:
         print(f"npu-dra simulate: {error}", file=sys.stderr)
         return UNUSABLE
+    except LiveReadError as error:
+        print(f"npu-dra simulate: {error}", file=sys.stderr)
+        return FAILED_RUN
     _notes(scenario, settings)
     code = _simulate(root, scenario, settings)
     return REFUSED_OBJECTS if scenario.refused and code in (0, FAILED_PODS) else code
+
+
+def _unusable(settings: Settings) -> str:
+    """What makes the flags unusable together; empty when nothing does."""
+    if settings.from_cluster and settings.snapshot:
+        return "--from and --from-cluster: one cluster state at a time"
+    live = settings.snapshot or settings.from_cluster
+    if (settings.cordon or settings.remove_node or settings.unhealthy) and not live:
+        return "--cordon, --remove-node and --unhealthy need --from or --from-cluster"
+    if settings.generate and (settings.scenario or live):
+        return "--generate goes alone, not with --scenario, --from or --from-cluster"
+    return ""
 
 
 def _notes(scenario: "Scenario", settings: Settings) -> None:
@@ -123,7 +132,7 @@ def _scenario(root: "Container", settings: Settings) -> "Scenario":
     from npu_dra.adapters.simulation_files.scenario_selectors import check_selectors
 
     driver = settings.driver_name
-    if settings.snapshot is not None:
+    if settings.snapshot is not None or settings.from_cluster:
         scenario = _snapshot(settings)
     elif settings.generate:
         scenario = generated_scenario(settings.generate, driver=driver)
@@ -136,10 +145,13 @@ def _snapshot(settings: Settings) -> "Scenario":
     from npu_dra.adapters.simulation_files.scenario_load import load_scenario
     from npu_dra.adapters.simulation_files.snapshot_load import load_snapshot, with_overlay
     from npu_dra.adapters.simulation_files.what_if import apply_what_ifs, what_ifs
+    from npu_dra.app.wiring.simulate import live_snapshot
 
-    assert settings.snapshot is not None
     changes = what_ifs(settings.cordon, settings.remove_node, settings.unhealthy)
-    scenario = apply_what_ifs(load_snapshot(settings.snapshot), changes)
+    if settings.snapshot is None:
+        scenario = apply_what_ifs(live_snapshot(settings), changes)
+    else:
+        scenario = apply_what_ifs(load_snapshot(settings.snapshot), changes)
     if settings.scenario is not None:
         overlay = load_scenario(settings.scenario, driver=settings.driver_name, overlay=True)
         scenario = with_overlay(scenario, overlay)
