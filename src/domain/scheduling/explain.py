@@ -30,7 +30,12 @@ from npu_dra.domain.scheduling.dra_filter import NO_NODES
 from npu_dra.domain.scheduling.explain_topology import topology_reason
 from npu_dra.domain.scheduling.index import ClusterIndex, NodeState
 from npu_dra.domain.scheduling.matcher import Matcher
-from npu_dra.domain.scheduling.placement import Placement, filter_reason, untolerated_taint
+from npu_dra.domain.scheduling.placement import (
+    Placement,
+    cordoned_out,
+    filter_reason,
+    untolerated_taint,
+)
 from npu_dra.domain.scheduling.pod_topology import TopologyCheck, topology_check
 from npu_dra.domain.scheduling.pools import Candidate
 from npu_dra.domain.scheduling.request_data import claim_label
@@ -106,6 +111,8 @@ def _node_reason(
     state: NodeState, placement: Placement, claims: Sequence[ResourceClaim], check: TopologyCheck
 ) -> str | None:
     node = state.node
+    if cordoned_out(node, placement):
+        return "the node is unschedulable (cordoned)"
     taint = untolerated_taint(node, placement)
     if taint is not None:
         shown = f"{taint.key}={taint.value}" if taint.value else taint.key
