@@ -24,13 +24,13 @@ from npu_dra.domain.pool import ResourceSlice
 from npu_dra.domain.prepare import ClaimOutcome
 from npu_dra.domain.scheduling.allocator import DEFAULT_STEP_BUDGET
 from npu_dra.domain.scheduling.bound_pods import BoundPods
-from npu_dra.domain.scheduling.dra_filter import NO_NODES
 from npu_dra.domain.scheduling.explain import NodeReason, Outcome
 from npu_dra.domain.scheduling.explain import explain as why_pending
-from npu_dra.domain.scheduling.extended import class_mapping, special_claim
+from npu_dra.domain.scheduling.extended import ExtendedRequest, class_mapping, special_claim
 from npu_dra.domain.scheduling.index import ClusterIndex
 from npu_dra.domain.scheduling.matcher import Matcher
 from npu_dra.domain.scheduling.ports import SelectorEvaluator
+from npu_dra.domain.scheduling.resources import PodRequests
 from npu_dra.domain.scheduling.schedule import Decision, schedule_pod
 from npu_dra.domain.scheduling.taint_rules import (
     DeviceTaintRule,
@@ -220,17 +220,11 @@ def _run_pod(
         return PodResult(
             pod, None, (), f"gated by {', '.join(pod.gates)}", status="SchedulingGated"
         )
-    unmapped = sorted({r.resource for r in pod.extended if r.resource not in mapping})
-    if unmapped:  # NodeResourcesFit: no node offers it, no DeviceClass maps it
-        total, names = len(index.nodes), ", ".join(unmapped)
-        reason = (
-            f"0/{total} nodes are available: {total} Insufficient {names}." if total else NO_NODES
-        )
-        return PodResult(pod, None, (), reason, status="Pending", kept_out=True)
+    pod, dynamic = _served_by_dra(pod, mapping)
     try:
         claims = [claim_for(pod, entry, cluster) for entry in pod.claims]
-        if pod.extended:
-            special = special_claim(pod.name, pod.namespace, pod.extended, mapping)
+        if dynamic:
+            special = special_claim(pod.name, pod.namespace, dynamic, mapping)
             claims.append(claim_from_api(cluster.create(special)))
     except LookupError as missing:
         reason = f"{missing.args[0]}: kept out of the scheduling queue (PreEnqueue)"
@@ -246,6 +240,25 @@ def _run_pod(
             undecided=decision.undecided,
         )
     return _bind(pod, claims, decision, cluster, index)
+
+
+def _served_by_dra(
+    pod: SimPod, mapping: Mapping[str, str]
+) -> tuple[SimPod, tuple[ExtendedRequest, ...]]:
+    """The pod with the extended resources a DeviceClass maps left to DRA (the special claim),
+    and those requests; the others stay NodeResourcesFit's, against the node's allocatable (a
+    classic device plugin's): fit.go `fitsRequest` skips a name DRA serves where the node does
+    not advertise it. Where the node does advertise a mapped name, the scheduler counts it
+    there and not through DRA: simulate does not (docs/simulate-differences.md)."""
+    dynamic = tuple(r for r in pod.extended if r.resource in mapping)
+    if not dynamic:
+        return pod, ()
+    names = frozenset(r.resource for r in dynamic)
+    asked = pod.placement.requests
+    requests = PodRequests(
+        asked.requested.without(names), asked.scored.without(names), asked.held.without(names)
+    )
+    return attrs.evolve(pod, placement=attrs.evolve(pod.placement, requests=requests)), dynamic
 
 
 def _bind(

@@ -17,6 +17,8 @@ from typing import Any
 
 import attrs
 
+from npu_dra.domain.scheduling.pod_requests import is_extended
+
 IMPLICIT_PREFIX = "deviceclass.resource.kubernetes.io/"
 
 
@@ -42,7 +44,7 @@ def extended_requests(spec: Mapping[str, Any]) -> tuple[ExtendedRequest, ...]:
         requests = {**(resources.get("limits") or {}), **(resources.get("requests") or {})}
         for j, name in enumerate(sorted(requests)):
             count = _whole(requests[name])
-            if _extended(name) and count:
+            if is_extended(name) and count:
                 found.append(ExtendedRequest(i, j, name, count))
     return tuple(found)
 
@@ -76,11 +78,6 @@ def special_claim(
         "metadata": {"generateName": f"{pod_name}-extended-resources-", "namespace": namespace},
         "spec": {"devices": {"requests": requests}},
     }
-
-
-def _extended(name: str) -> bool:
-    """v1helper.IsExtendedResourceName: qualified, not native, not a quota `requests.` name."""
-    return "/" in name and "kubernetes.io/" not in name and not name.startswith("requests.")
 
 
 def _whole(value: object) -> int:

@@ -21,14 +21,32 @@ class Resources:
     cpu: int = 0  # millicores (Quantity.MilliValue: rounded up)
     memory: int = 0  # bytes (Quantity.Value: rounded up)
     storage: int = 0  # ephemeral-storage, bytes
+    # extended resources a classic device plugin serves (fit.go's ScalarResources), by name
+    extended: tuple[tuple[str, int], ...] = ()
 
     def __add__(self, other: "Resources") -> "Resources":
+        extended = dict(self.extended)
+        for name, amount in other.extended:
+            extended[name] = extended.get(name, 0) + amount
         return Resources(
-            self.cpu + other.cpu, self.memory + other.memory, self.storage + other.storage
+            self.cpu + other.cpu,
+            self.memory + other.memory,
+            self.storage + other.storage,
+            tuple(sorted(extended.items())),
         )
 
     def named(self) -> tuple[tuple[str, int], ...]:
-        return (("cpu", self.cpu), ("memory", self.memory), ("ephemeral-storage", self.storage))
+        return (
+            ("cpu", self.cpu),
+            ("memory", self.memory),
+            ("ephemeral-storage", self.storage),
+            *self.extended,
+        )
+
+    def without(self, names: "frozenset[str]") -> "Resources":
+        """These resources less the extended ones named (those DRA serves instead)."""
+        kept = tuple((n, a) for n, a in self.extended if n not in names)
+        return self if kept == self.extended else attrs.evolve(self, extended=kept)
 
 
 # pkg/scheduler/util/pod_resources.go: DefaultMilliCPURequest, DefaultMemoryRequest
@@ -86,6 +104,6 @@ def insufficient(pod: PodRequests, allocatable: Allocatable, usage: Usage) -> tu
     have = dict(allocatable.resources.named())
     used = dict(usage.requested.named())
     for name, wanted in pod.requested.named():
-        if wanted > 0 and wanted > have[name] - used[name]:
+        if wanted > 0 and wanted > have.get(name, 0) - used.get(name, 0):
             reasons.append(f"Insufficient {name}")
     return tuple(reasons)
