@@ -29,15 +29,15 @@ from npu_dra.domain.scheduling.explain import explain as why_pending
 from npu_dra.domain.scheduling.extended import ExtendedRequest, class_mapping, special_claim
 from npu_dra.domain.scheduling.index import ClusterIndex
 from npu_dra.domain.scheduling.matcher import Matcher
+from npu_dra.domain.scheduling.pod_requests import is_extended
 from npu_dra.domain.scheduling.ports import SelectorEvaluator
-from npu_dra.domain.scheduling.resources import PodRequests
 from npu_dra.domain.scheduling.schedule import Decision, schedule_pod
 from npu_dra.domain.scheduling.taint_rules import (
     DeviceTaintRule,
     rules_served,
     with_taint_rules,
 )
-from npu_dra.domain.scheduling.versions import SchedulerVersion, scheduler_version
+from npu_dra.domain.scheduling.versions import V134, SchedulerVersion, scheduler_version
 
 
 @attrs.frozen
@@ -134,11 +134,14 @@ def _pod_runner(
 ) -> Callable[..., PodResult]:
     """_run_pod as `version` decides: its allocator rules; with DRAExtendedResource off, the API
     server drops a class's extendedResourceName, so no class maps an extended resource."""
-    extended = version.on("DRAExtendedResource")
-    mapping = class_mapping(scenario.device_classes) if extended else {}
+    extended, v134 = version.on("DRAExtendedResource"), version.version == V134
+    mapping = class_mapping(scenario.device_classes, both_names=not v134) if extended else {}
     rules, scoring = version.allocator, version.scoring
     schedule = partial(schedule_pod, budget=budget, rules=rules, scoring=scoring)
-    return partial(_run_pod, mapping=mapping, schedule=schedule)
+    # v1.34.3's DRA plugin serves only IsExtendedResourceName names (dynamicresources.go
+    # filterExtendedResources); v1.36.3's implicit ones too (extendeddynamicresources.go)
+    served = is_extended if v134 else (lambda _: True)
+    return partial(_run_pod, mapping=mapping, served=served, schedule=schedule)
 
 
 def _prepared(result: PodResult, plugin: NodePlugin) -> PodResult:
@@ -214,13 +217,14 @@ def _run_pod(
     matcher: Matcher,
     *,
     mapping: Mapping[str, str],
+    served: Callable[[str], bool],  # which mapped names DRA gives devices for
     schedule: Callable[..., Decision],  # schedule_pod, its budget and allocator given
 ) -> PodResult:
     if pod.gates:
         return PodResult(
             pod, None, (), f"gated by {', '.join(pod.gates)}", status="SchedulingGated"
         )
-    pod, dynamic = _served_by_dra(pod, mapping)
+    pod, dynamic = _served_by_dra(pod, mapping, served)
     try:
         claims = [claim_for(pod, entry, cluster) for entry in pod.claims]
         if dynamic:
@@ -243,21 +247,19 @@ def _run_pod(
 
 
 def _served_by_dra(
-    pod: SimPod, mapping: Mapping[str, str]
+    pod: SimPod, mapping: Mapping[str, str], served: Callable[[str], bool]
 ) -> tuple[SimPod, tuple[ExtendedRequest, ...]]:
-    """The pod with the extended resources a DeviceClass maps left to DRA (the special claim),
-    and those requests; the others stay NodeResourcesFit's, against the node's allocatable (a
-    classic device plugin's): fit.go `fitsRequest` skips a name DRA serves where the node does
-    not advertise it. Where the node does advertise a mapped name, the scheduler counts it
-    there and not through DRA: simulate does not (docs/simulate-differences.md)."""
-    dynamic = tuple(r for r in pod.extended if r.resource in mapping)
-    if not dynamic:
+    """The pod with the extended resources a DeviceClass maps left out of NodeResourcesFit
+    (fit.go `fitsRequest` skips them where the node does not advertise them), and the requests
+    DRA gives devices for (the special claim); the others stay NodeResourcesFit's, against the
+    node's allocatable (a classic device plugin's). Where a node does advertise a mapped name,
+    the scheduler counts it there and not through DRA: simulate does not
+    (docs/simulate-differences.md)."""
+    names = frozenset(r.resource for r in pod.extended if r.resource in mapping)
+    if not names:
         return pod, ()
-    names = frozenset(r.resource for r in dynamic)
-    asked = pod.placement.requests
-    requests = PodRequests(
-        asked.requested.without(names), asked.scored.without(names), asked.held.without(names)
-    )
+    dynamic = tuple(r for r in pod.extended if r.resource in names and served(r.resource))
+    requests = pod.placement.requests.without(names)
     return attrs.evolve(pod, placement=attrs.evolve(pod.placement, requests=requests)), dynamic
 
 

@@ -24,6 +24,7 @@ from npu_dra.domain.scheduling.resources import NON_ZERO, PodRequests, Resources
 
 Amounts = Mapping[str, Fraction]
 POD_LEVEL = ("cpu", "memory")  # IsSupportedPodLevelResource, hugepages aside
+NOT_SCALAR = ("cpu", "memory", "ephemeral-storage", "pods")
 DEFAULTS: Amounts = {"cpu": Fraction(NON_ZERO.cpu, 1000), "memory": Fraction(NON_ZERO.memory)}
 
 
@@ -100,13 +101,13 @@ def _keep_larger(into: dict[str, Fraction], other: Amounts) -> None:
 
 
 def resources_of(amounts: Amounts) -> Resources:
-    """cpu in millicores, memory and ephemeral-storage in bytes, each rounded up; extended
-    resources (whole numbers: the API server validates them so) by name."""
+    """cpu in millicores, memory and ephemeral-storage in bytes, each rounded up; the other
+    (scalar) resources by name, in units (Quantity.Value)."""
     return Resources(
         math.ceil(amounts.get("cpu", Fraction(0)) * 1000),
         math.ceil(amounts.get("memory", Fraction(0))),
         math.ceil(amounts.get("ephemeral-storage", Fraction(0))),
-        tuple(sorted((n, math.ceil(a)) for n, a in amounts.items() if is_extended(n) and a)),
+        tuple(sorted((n, math.ceil(a)) for n, a in amounts.items() if n not in NOT_SCALAR and a)),
     )
 
 
