@@ -77,8 +77,8 @@ def _run(args: argparse.Namespace) -> int:
     except LiveReadError as error:
         print(f"npu-dra simulate: {error}", file=sys.stderr)
         return FAILED_RUN
-    _notes(scenario, settings)
-    code = _simulate(root, scenario, settings)
+    warnings = _notes(scenario, settings)
+    code = _simulate(root, scenario, settings, warnings)
     return REFUSED_OBJECTS if scenario.refused and code in (0, FAILED_PODS) else code
 
 
@@ -94,18 +94,21 @@ def _unusable(settings: Settings) -> str:
     return ""
 
 
-def _notes(scenario: "Scenario", settings: Settings) -> None:
-    """What the run leaves out, on stderr: refused objects, kinds it skips, features gated off."""
+def _notes(scenario: "Scenario", settings: Settings) -> tuple[str, ...]:
+    """What the run leaves out, on stderr: refused objects, kinds it skips, features gated off;
+    the warnings (the last two) also go into the JSON and YAML documents."""
     for refusal in scenario.refused:
         print(f"npu-dra simulate: {scenario.source}: refused {refusal}", file=sys.stderr)
+    warnings = []
     if scenario.skipped:
         kinds = ", ".join(f"{n} {kind}" for kind, n in scenario.skipped.items())
-        print(
-            f"npu-dra simulate: {scenario.source}: skipped {kinds}: kinds simulate does not use",
-            file=sys.stderr,
-        )
+        skipped = f"{scenario.source}: skipped {kinds}: kinds simulate does not use"
+        print(f"npu-dra simulate: {skipped}", file=sys.stderr)
+        warnings.append(skipped)
     for warning in _gated_off(scenario, settings):
         print(f"npu-dra simulate: warning: {warning}", file=sys.stderr)
+        warnings.append(warning)
+    return tuple(warnings)
 
 
 def _gated_off(scenario: "Scenario", settings: Settings) -> list[str]:
@@ -158,9 +161,13 @@ def _snapshot(settings: Settings) -> "Scenario":
     return scenario
 
 
-def _simulate(root: "Container", scenario: "Scenario", settings: Settings) -> int:
+def _simulate(
+    root: "Container", scenario: "Scenario", settings: Settings, warnings: tuple[str, ...]
+) -> int:
     """Run the scenario with one plugin per node, their files in a scratch directory, and print
     what happened; 1 for an error that stops the run."""
+    import attrs
+
     from npu_dra.app.simulation.progress import terminal_progress
     from npu_dra.app.simulation.render import render
     from npu_dra.app.simulation.run import simulate
@@ -187,6 +194,7 @@ def _simulate(root: "Container", scenario: "Scenario", settings: Settings) -> in
                 explain=settings.explain,
                 version=settings.simulated,
             )
+            result = attrs.evolve(result, warnings=warnings)
         except DomainError as error:
             print(f"npu-dra simulate: {scenario.source}: {error}", file=sys.stderr)
             return FAILED_RUN

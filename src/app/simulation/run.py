@@ -70,6 +70,7 @@ class SimulationResult:
     refused: tuple[Refusal, ...] = ()  # the scenario's objects the API server would refuse
     version: SchedulerVersion | None = None  # what it decided as
     taint_rules: tuple[DeviceTaintRule, ...] = ()  # the DeviceTaintRules the version served
+    warnings: tuple[str, ...] = ()  # what the run left out or assumed, as stderr says it
 
 
 def simulate(
