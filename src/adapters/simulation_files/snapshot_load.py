@@ -20,6 +20,7 @@ from typing import Any
 import attrs
 
 from npu_dra.adapters.kube_shapes.reader import Fields, describe
+from npu_dra.adapters.simulation_files.admission_policies import POLICY_KINDS
 from npu_dra.adapters.simulation_files.scenario import PodClaim, Scenario, ScenarioError, SimPod
 from npu_dra.adapters.simulation_files.scenario_claims import check_claim_objects
 from npu_dra.adapters.simulation_files.scenario_load import (
@@ -49,6 +50,7 @@ KINDS = (
     "ResourceClaimTemplate",
     "Pod",
     "DeviceTaintRule",
+    *POLICY_KINDS,  # admission_policies.py: read, not checked field by field
 )
 FINISHED = ("Succeeded", "Failed")  # their claims' allocations still count, the pods do not
 MAX_SLICES = 200_000  # a 5,000-node cluster with a vNPU slice per chip of 16-chip nodes is 80,000
@@ -100,7 +102,8 @@ def _by_kind(
         if kind not in KINDS:
             skipped[kind] = skipped.get(kind, 0) + 1
             continue
-        check_known_fields(obj, kind)
+        if kind not in POLICY_KINDS:
+            check_known_fields(obj, kind)
         by_kind[kind].append(obj)
     for kind, limit in snapshot_limits().items():
         if len(by_kind[kind]) > limit:
@@ -134,7 +137,15 @@ def _snapshot(source: str, by_kind: Mapping[str, list[Mapping[str, Any]]]) -> Sc
         namespaces=namespace_labels(by_kind["Namespace"]),
         bound_terms={name: _terms(p) for (name, _), p in zip(bound, on_nodes, strict=True)},
         taint_rules=tuple(map(device_taint_rule, by_kind["DeviceTaintRule"])),
+        admission_policies=_policies(by_kind),
     )
+
+
+def _policies(
+    by_kind: Mapping[str, list[Mapping[str, Any]]],
+) -> tuple[Mapping[str, Any], ...] | None:
+    found = tuple(doc for kind in POLICY_KINDS for doc in by_kind[kind])
+    return found or None
 
 
 def _terms(doc: Mapping[str, Any]) -> PodTerms:

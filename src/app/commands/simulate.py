@@ -7,6 +7,8 @@ import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+import attrs
+
 from npu_dra.app import logs
 from npu_dra.app.options import Settings, add_options, settings_from
 
@@ -99,7 +101,9 @@ def _notes(scenario: "Scenario", settings: Settings) -> tuple[str, ...]:
     the warnings (the last two) also go into the JSON and YAML documents."""
     for refusal in scenario.refused:
         print(f"npu-dra simulate: {scenario.source}: refused {refusal}", file=sys.stderr)
-    warnings = []
+    warnings = list(scenario.warnings)
+    for warning in warnings:
+        print(f"npu-dra simulate: warning: {warning}", file=sys.stderr)
     if scenario.skipped:
         kinds = ", ".join(f"{n} {kind}" for kind, n in scenario.skipped.items())
         skipped = f"{scenario.source}: skipped {kinds}: kinds simulate does not use"
@@ -155,10 +159,29 @@ def _snapshot(settings: Settings) -> "Scenario":
         scenario = apply_what_ifs(live_snapshot(settings), changes)
     else:
         scenario = apply_what_ifs(load_snapshot(settings.snapshot), changes)
-    if settings.scenario is not None:
-        overlay = load_scenario(settings.scenario, driver=settings.driver_name, overlay=True)
-        scenario = with_overlay(scenario, overlay)
-    return scenario
+    if settings.scenario is None:
+        return scenario
+    checked, notes = _policies(scenario, settings.driver_name)
+    overlay = load_scenario(
+        settings.scenario, driver=settings.driver_name, overlay=True, npu_config_policy=checked
+    )
+    return attrs.evolve(with_overlay(scenario, overlay), warnings=notes)
+
+
+def _policies(snapshot: "Scenario", driver: str) -> tuple[bool, tuple[str, ...]]:
+    """Whether the what-ifs' config entries are checked as npu-dra's NpuConfig policy checks
+    them (the snapshot's own policies decide where it holds them), and what to say of it."""
+    from npu_dra.adapters.simulation_files.admission_policies import (
+        assumed_note,
+        cluster_policies,
+        not_evaluated_note,
+    )
+
+    found = cluster_policies(snapshot.admission_policies, driver)
+    if found is None:
+        return True, (assumed_note(snapshot.source),)
+    notes = (not_evaluated_note(snapshot.source, found.others),) if found.others else ()
+    return found.npu_config, notes
 
 
 def _simulate(
@@ -166,12 +189,8 @@ def _simulate(
 ) -> int:
     """Run the scenario with one plugin per node, their files in a scratch directory, and print
     what happened; 1 for an error that stops the run."""
-    import attrs
-
     from npu_dra.app.simulation.progress import terminal_progress
-    from npu_dra.app.simulation.render import render
     from npu_dra.app.simulation.run import simulate
-    from npu_dra.app.simulation.summary import summary_line
     from npu_dra.app.wiring.simulated_nodes import node_plugin
     from npu_dra.domain.errors import DomainError
 
@@ -194,18 +213,25 @@ def _simulate(
                 explain=settings.explain,
                 version=settings.simulated,
             )
-            result = attrs.evolve(result, warnings=warnings)
         except DomainError as error:
             print(f"npu-dra simulate: {scenario.source}: {error}", file=sys.stderr)
             return FAILED_RUN
         finally:
             if progress is not None:
                 progress.close()
-        output = settings.output or "table"
-        code = _print(render(result, output))
-        if output != "table":  # the document has it; a CI log shows it too
-            print(summary_line(result), file=sys.stderr)
-        return _exit_code(result) if settings.fail_on_pending else code
+        return _report(attrs.evolve(result, warnings=warnings), settings)
+
+
+def _report(result: "SimulationResult", settings: Settings) -> int:
+    """The result printed in the chosen form; the exit status --fail-on-pending asks for."""
+    from npu_dra.app.simulation.render import render
+    from npu_dra.app.simulation.summary import summary_line
+
+    output = settings.output or "table"
+    code = _print(render(result, output))
+    if output != "table":  # the document has it; a CI log shows it too
+        print(summary_line(result), file=sys.stderr)
+    return _exit_code(result) if settings.fail_on_pending else code
 
 
 def _exit_code(result: "SimulationResult") -> int:

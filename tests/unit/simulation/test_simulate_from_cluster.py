@@ -41,9 +41,13 @@ class ServingClient:
     for every path."""
 
     def __init__(
-        self, pages: dict[str, list[list[Any]]], refuse: int = 0, missing: tuple[str, ...] = ()
+        self,
+        pages: dict[str, list[list[Any]]],
+        refuse: int = 0,
+        missing: tuple[str, ...] = (),
+        forbidden: tuple[str, ...] = (),
     ) -> None:
-        self.pages, self.refuse, self.missing = pages, refuse, missing
+        self.pages, self.refuse, self.missing, self.forbidden = pages, refuse, missing, forbidden
         self.sent: list[tuple[str, str, dict[str, str]]] = []
         self.configuration = Configuration()
 
@@ -55,6 +59,8 @@ class ServingClient:
     def call_api(self, path: str, query: dict[str, str], _request_timeout: Any = None) -> Answer:
         if self.refuse:
             return Answer(self.refuse, {"kind": "Status"})
+        if path in self.forbidden:
+            return Answer(403, {"kind": "Status"})
         if path in self.missing or (path not in self.pages and "devicetaintrules" in path):
             return Answer(404, {"kind": "Status"})
         pages = self.pages.get(path, [[]])
@@ -86,6 +92,17 @@ def test_device_taint_rules_come_from_the_first_version_the_server_serves() -> N
     [read] = [o for o in found if o["kind"] == "DeviceTaintRule"]
     assert read["apiVersion"] == "resource.k8s.io/v1alpha3"
     assert not [o for o in read_cluster(ServingClient({}), {}) if o["kind"] == "DeviceTaintRule"]  # type: ignore[arg-type]
+
+
+def test_admission_policies_are_read_where_the_credentials_may() -> None:
+    policies = "/apis/admissionregistration.k8s.io/v1/validatingadmissionpolicies"
+    policy = {"metadata": {"name": "p"}, "spec": {}}
+    found = read_cluster(ServingClient({policies: [[policy]]}), {})  # type: ignore[arg-type]
+    assert [o["metadata"]["name"] for o in found if o["kind"] == "ValidatingAdmissionPolicy"] == [
+        "p"
+    ]
+    api = ServingClient({}, forbidden=(policies,))
+    assert not [o for o in read_cluster(api, {}) if o["kind"] == "ValidatingAdmissionPolicy"]  # type: ignore[arg-type]
 
 
 def test_a_kind_past_its_bound_stops_the_read_naming_the_flag() -> None:

@@ -3,7 +3,8 @@ live API server, only with GET (list) requests: nothing is ever written.
 
 The kinds are those `kubectl get nodes,resourceslices,deviceclasses,resourceclaims,
 resourceclaimtemplates,pods -A -o yaml` prints, plus namespaces (their labels, for inter-pod
-terms) and DeviceTaintRules where the server serves them (resource.k8s.io/v1beta2 on v1.36,
+terms), ValidatingAdmissionPolicies and their bindings where the credentials may read them, and
+DeviceTaintRules where the server serves them (resource.k8s.io/v1beta2 on v1.36,
 v1alpha3 on v1.34: k8s.io/api resource/*/types.go). Pods that finished are left out by a field
 selector, as the snapshot decoder leaves them out (their claims still hold their devices). Each
 kind is listed in pages of PAGE objects (`limit`/`continue`: one consistent list per kind) and
@@ -39,7 +40,7 @@ class Listing:
     api_version: str
     path: str
     query: tuple[tuple[str, str], ...] = ()
-    optional: bool = False  # not served: none of them (DeviceTaintRule)
+    optional: tuple[int, ...] = ()  # these statuses: none of them (not served, not readable)
 
 
 LISTS = (
@@ -55,6 +56,16 @@ LISTS = (
         f"{CORE}/pods",
         (("fieldSelector", "status.phase!=Succeeded,status.phase!=Failed"),),
     ),
+)
+# The cluster's admission policies, where the credentials may read them (simulation_files/
+# admission_policies.py: without them simulate assumes npu-dra's NpuConfig policy).
+ADMISSION = "/apis/admissionregistration.k8s.io/v1"
+POLICIES = tuple(
+    Listing(kind, "admissionregistration.k8s.io/v1", f"{ADMISSION}/{path}", optional=(403, 404))
+    for kind, path in (
+        ("ValidatingAdmissionPolicy", "validatingadmissionpolicies"),
+        ("ValidatingAdmissionPolicyBinding", "validatingadmissionpolicybindings"),
+    )
 )
 TAINT_RULE_VERSIONS = ("v1beta2", "v1alpha3")  # the first the server serves
 
@@ -100,7 +111,7 @@ def read_cluster(api: ApiClient, limits: Mapping[str, int]) -> list[dict[str, An
                 "DeviceTaintRule",
                 f"resource.k8s.io/{version}",
                 f"{RESOURCE}/{version}/devicetaintrules",
-                optional=True,
+                optional=(404,),
             ),
             limits,
             deadline,
@@ -108,6 +119,8 @@ def read_cluster(api: ApiClient, limits: Mapping[str, int]) -> list[dict[str, An
         if rules is not None:
             found += rules
             break
+    for listing in POLICIES:
+        found += _listed(api, listing, limits, deadline) or []
     return found
 
 
@@ -130,7 +143,7 @@ def _listed(
                     f"{limit}"
                 )
     except ApiException as error:
-        if error.status == 404 and listing.optional:
+        if error.status in listing.optional:
             return None
         raise ClusterReadError(_refusal(api, kind, listing.path, error)) from error
     except (urllib3.exceptions.HTTPError, OSError) as error:
