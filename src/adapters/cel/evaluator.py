@@ -38,6 +38,7 @@ from cel_expr_python import cel
 from npu_dra.adapters.cel.checking import TypedChecker
 from npu_dra.adapters.cel.compatibility import DEFAULT, compatibility
 from npu_dra.adapters.cel.environment import build_environment
+from npu_dra.adapters.cel.format_library import with_formats
 from npu_dra.adapters.cel.limits import check_size
 from npu_dra.adapters.cel.values import to_cel
 from npu_dra.adapters.cel.wording import api_server_wording
@@ -87,8 +88,9 @@ class CelSelectorEvaluator:
         with self._lock:
             if expression not in self._compiled:
                 check_size(expression)
-                self._checker.check(expression)
-                self._compiled[expression] = _compile(self._environment, expression)
+                source = with_formats(expression)  # format_library.py
+                self._checker.check(source)
+                self._compiled[expression] = _compile(self._environment, source)
             return self._compiled[expression]
 
 
