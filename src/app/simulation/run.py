@@ -14,6 +14,7 @@ from npu_dra.adapters.kube_shapes.claims import claim_from_api, device_class_fro
 from npu_dra.adapters.kube_shapes.slices import slice_from_api
 from npu_dra.adapters.simulation_files.scenario import Refusal, Scenario, SimPod
 from npu_dra.app.simulation.api_objects import ApiObjects
+from npu_dra.app.simulation.held import cdi_specs, held_before
 from npu_dra.app.simulation.node_plugins import NodePlugin
 from npu_dra.app.simulation.pod_claims import claim_for
 from npu_dra.domain.cdi import CdiSpec
@@ -108,7 +109,7 @@ def simulate(
         if on_pod is not None:
             on_pod(len(results))
     found = tuple(p.inventory.current() for p in plugins if p.inventory is not None)
-    held, specs = _held_before(scenario), _cdi_specs(plugins)
+    held, specs = held_before(scenario), cdi_specs(plugins)
     return SimulationResult(
         slices, tuple(results), specs, found, held, scenario.refused, version, rules
     )
@@ -186,28 +187,6 @@ def _cluster_index(
         if node in index.nodes:
             index.bind(node, (), pod=scenario.bound_terms.get(name))
     return index
-
-
-def _held_before(scenario: Scenario) -> dict[tuple[str, str, str], str]:
-    """Who holds each device: a shared one may be held by several claims."""
-    held: dict[tuple[str, str, str], str] = {}
-    for c in map(claim_from_api, scenario.claims):
-        for r in c.allocation.results if c.allocation is not None else ():
-            key, who = (r.driver, r.pool, r.device), f"{c.ref.namespace}/{c.ref.name}"
-            if who not in held.get(key, "").split(","):
-                held[key] = f"{held[key]},{who}" if key in held else who
-    return held
-
-
-def _cdi_specs(plugins: Sequence[NodePlugin]) -> dict[ClaimUID, CdiSpec]:
-    """The CDI specs the nodes that prepared claims wrote, by claim."""
-    return {
-        uid: spec
-        for plugin in plugins
-        if plugin.built
-        for uid in sorted(plugin.services.cdi.claim_uids())
-        if (spec := plugin.services.cdi.read(uid=uid)) is not None
-    }
 
 
 def _run_pod(
