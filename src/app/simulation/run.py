@@ -17,6 +17,7 @@ from npu_dra.app.simulation.api_objects import ApiObjects
 from npu_dra.app.simulation.held import cdi_specs, held_before
 from npu_dra.app.simulation.node_plugins import NodePlugin
 from npu_dra.app.simulation.pod_claims import claim_for
+from npu_dra.app.simulation.retries import retried
 from npu_dra.domain.cdi import CdiSpec
 from npu_dra.domain.claims import AllocationResult, ResourceClaim
 from npu_dra.domain.device import NodeInventory
@@ -91,28 +92,42 @@ def simulate(
     version = version or scheduler_version()
     rules = scenario.taint_rules if rules_served(version) else ()
     published = with_taint_rules(_publish(scenario, cluster, plugins), rules)
-    slices = tuple(cluster.list("ResourceSlice"))
     index = _cluster_index(scenario, published, consumable=version.on("DRAConsumableCapacity"))
     classes = {c.name: c for c in map(device_class_from_api, scenario.device_classes)}
     matcher = Matcher(evaluator)
-    by_node, results = {p.name: p for p in plugins}, []
-    run_pod = _pod_runner(scenario, version, budget)
+    runner = _pod_runner(scenario, version, budget)
+    run_pod = partial(runner, cluster=cluster, index=index, classes=classes, matcher=matcher)
     asked = Outcome(budget=budget, device_taints=version.allocator.device_taints)
+    why = partial(_why, index=index, classes=classes, matcher=matcher, asked=asked)
+    by_node = {p.name: p for p in plugins} if prepare else {}
+    decide = partial(_decide, run_pod=run_pod, why=why if explain else None, prepare_on=by_node)
+    results: list[PodResult] = []
     for pod in scenario.pods:
-        result = run_pod(pod, cluster, index, classes, matcher)
-        if explain and result.status in ("Pending", "Undecided"):
-            why = _why(result, index, classes, matcher, asked)
-            result = attrs.evolve(result, explanation=why)
-        if result.node is not None and prepare and result.node in by_node:
-            result = _prepared(result, by_node[result.node])
-        results.append(result)
+        results.append(decide(pod))
         if on_pod is not None:
             on_pod(len(results))
+    results = retried(results, decide, index.pods.namespaces)
     found = tuple(p.inventory.current() for p in plugins if p.inventory is not None)
-    held, specs = held_before(scenario), cdi_specs(plugins)
+    slices, specs = tuple(cluster.list("ResourceSlice")), cdi_specs(plugins)
+    held = held_before(scenario)
     return SimulationResult(
         slices, tuple(results), specs, found, held, scenario.refused, version, rules
     )
+
+
+def _decide(
+    pod: SimPod,
+    *,
+    run_pod: Callable[[SimPod], PodResult],
+    why: Callable[[PodResult], tuple[NodeReason, ...]] | None,  # --explain
+    prepare_on: Mapping[NodeName, NodePlugin],  # the nodes that prepare a bound pod's claims
+) -> PodResult:
+    result = run_pod(pod)
+    if why is not None and result.status in ("Pending", "Undecided"):
+        result = attrs.evolve(result, explanation=why(result))
+    if result.node is not None and result.node in prepare_on:
+        result = _prepared(result, prepare_on[result.node])
+    return result
 
 
 def _why(
