@@ -4,11 +4,11 @@ live API server, only with GET (list) requests: nothing is ever written.
 The kinds are those `kubectl get nodes,resourceslices,deviceclasses,resourceclaims,
 resourceclaimtemplates,pods -A -o yaml` prints, plus namespaces (their labels, for inter-pod
 terms), ValidatingAdmissionPolicies and their bindings where the credentials may read them, and
-DeviceTaintRules where the server serves them (resource.k8s.io/v1beta2 on v1.36,
-v1alpha3 on v1.34: k8s.io/api resource/*/types.go). Pods that finished are left out by a field
-selector, as the snapshot decoder leaves them out (their claims still hold their devices). Each
-kind is listed in pages of PAGE objects (`limit`/`continue`: one consistent list per kind) and
-stops with an error past its bound (the caller's, those the snapshot decoder applies); each
+DeviceTaintRules where the server serves them (resource.k8s.io/v1 on v1.37, v1beta2 on
+v1.36, v1alpha3 on v1.34: k8s.io/api resource/*/types.go). Pods that finished are left out by a
+field selector, as the snapshot decoder leaves them out (their claims still hold their devices).
+Each kind is listed in pages of PAGE objects (`limit`/`continue`: one consistent list per kind)
+and stops with an error past its bound (the caller's, those the snapshot decoder applies); each
 request has REQUEST_TIMEOUT_S and the whole read READ_TIMEOUT_S.
 """
 
@@ -67,7 +67,7 @@ POLICIES = tuple(
         ("ValidatingAdmissionPolicyBinding", "validatingadmissionpolicybindings"),
     )
 )
-TAINT_RULE_VERSIONS = ("v1beta2", "v1alpha3")  # the first the server serves
+TAINT_RULE_VERSIONS = ("v1", "v1beta2", "v1alpha3")  # the first the server serves (v1: 1.37)
 
 
 class ClusterReadError(Exception):
