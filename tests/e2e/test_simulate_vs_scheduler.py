@@ -8,7 +8,9 @@ scenarios its scheduler decided as simulate told 1.37 (docs/kubernetes-versions.
 build would cost the cold `make test` about 8 minutes of its 45.
 The same ResourceSlices (simulate's, published through the API), classes, claims and pods go to
 both; pods are created one at a time in file order, each waited for until the scheduler bound it
-or reported it unschedulable/gated.
+or reported it unschedulable/gated. A pod the scheduler refused for pod affinity and simulate
+placed (on its retry, once a later pod it selects was bound) is compared after the last pod, once
+the scheduler has tried it again.
 
 An object simulate refuses (exit status 4, listed under `refused`) must be refused by the API
 server too, and is left out of both; the rest are created as usual.
@@ -98,6 +100,26 @@ def _decided(plane: ControlPlane, namespace: str, name: str, *, placed: bool) ->
             if not placed:
                 return pod
             pytest.fail(f"pod {namespace}/{name} was neither bound nor reported unschedulable")
+        time.sleep(0.3)
+
+
+def _waits_for_affinity(pod: dict[str, Any]) -> bool:
+    """Reported unschedulable by InterPodAffinity: the scheduler tries it again once a pod its
+    affinity selects is bound (simulate, after the pass)."""
+    for condition in pod.get("status", {}).get("conditions") or []:
+        if condition["type"] == "PodScheduled" and condition["status"] == "False":
+            return "didn't match pod affinity rules" in condition.get("message", "")
+    return False
+
+
+def _bound(plane: ControlPlane, namespace: str, name: str) -> dict[str, Any]:
+    """The pod once bound; as it is after 60 s (its retry waits out a backoff) if never."""
+    core = client.CoreV1Api(plane.api_client)
+    deadline = time.monotonic() + 60
+    while True:
+        pod = plane.as_json(core.read_namespaced_pod(name, namespace))
+        if pod["spec"].get("nodeName") or time.monotonic() > deadline:
+            return pod
         time.sleep(0.3)
 
 
@@ -199,6 +221,7 @@ def _compare(
     _set_up(control_plane, [d for d in docs if _key(d) not in refused], simulated["resourceSlices"])
     expected = {p["pod"]: p for p in simulated["pods"]}
     agree, disagreements, diverged = 0, [], False
+    retried: list[tuple[str, str]] = []  # refused for pod affinity, to be tried again
     for doc in docs:
         if doc["kind"] in ("SimulatedNode", "Namespace"):
             continue
@@ -213,6 +236,18 @@ def _compare(
         namespace, name = doc["metadata"]["namespace"], doc["metadata"]["name"]
         want = expected[f"{namespace}/{name}"]
         real = _decided(control_plane, namespace, name, placed=want["node"] is not None)
+        if want["node"] is not None and _waits_for_affinity(real):
+            retried.append((namespace, name))  # simulate placed it on its retry: compare then
+            continue
+        agrees, same_state = _agrees(control_plane, want, real, diverged=diverged)
+        if agrees:
+            agree += 1
+        else:
+            disagreements.append((name, want["status"], want["node"], real["spec"].get("nodeName")))
+        diverged = diverged or not same_state
+    for namespace, name in retried:
+        want = expected[f"{namespace}/{name}"]
+        real = _bound(control_plane, namespace, name)
         agrees, same_state = _agrees(control_plane, want, real, diverged=diverged)
         if agrees:
             agree += 1

@@ -26,7 +26,7 @@ import yaml
 from kubernetes import client
 
 from npu_dra.app.cli import main
-from tests.support.controlplane import ControlPlane
+from tests.support.controlplane import ControlPlane, issue_client_certificate, kubeconfig_text
 from tests.support.k8s_fixtures import plane_for, versions_params
 
 SNAPSHOT_KINDS = "nodes,resourceslices,deviceclasses,resourceclaims,resourceclaimtemplates,pods"
@@ -216,6 +216,11 @@ def test_simulate_from_a_snapshot_decides_as_the_scheduler(
     snapshot.write_text(plane.kubectl("get", SNAPSHOT_KINDS, "-A", "-o", "yaml").stdout)
     assert yaml.safe_load(snapshot.read_text())["kind"] == "List"
     simulated = _simulate("--from", str(snapshot), "--explain")
+    # The same cluster read live (--from-cluster): the same objects, the same decisions.
+    live = _simulate("--from-cluster", "--kubeconfig", str(plane.kubeconfig), "--explain")
+    ours = [p for p in simulated["pods"] if p["pod"].startswith(f"{namespace}/")]
+    assert [p["pod"] for p in ours] == [f"{namespace}/b", f"{namespace}/d"]  # the pending
+    assert [p for p in live["pods"] if p["pod"].startswith(f"{namespace}/")] == ours
     for name in "bd":  # pending in both, for the scheduler's reason
         want = _wanted(simulated, f"{namespace}/{name}")
         message = _unschedulable(real[name])
@@ -241,3 +246,22 @@ def test_simulate_from_a_snapshot_decides_as_the_scheduler(
         d["device"] for ds in want["claims"].values() for d in ds
     )
     assert _wanted(what_if, f"{namespace}/d")["node"] is None  # 2 GPUs: still one free
+
+
+@pytest.mark.parametrize("version", versions_params()[:1])
+def test_simulate_from_a_cluster_that_forbids_the_read_names_the_flag(
+    version: str, request: pytest.FixtureRequest, tmp_path: Path
+) -> None:
+    """Credentials without RBAC (a user no role names) are refused by a real API server: the
+    run stops naming --from-cluster, the kind it could not list and the flag to fix."""
+    plane = plane_for(request, version)
+    cert, key = issue_client_certificate(plane.pki, tmp_path, "nobody", "/CN=nobody")
+    kubeconfig = tmp_path / "nobody.kubeconfig"
+    user = {"client-certificate": str(cert), "client-key": str(key)}
+    kubeconfig.write_text(kubeconfig_text(plane.server, plane.pki.ca_cert, "nobody", user))
+    err = io.StringIO()
+    with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(err):
+        code = main(["simulate", "--from-cluster", "--kubeconfig", str(kubeconfig)])
+    assert code == 1, err.getvalue()
+    assert f"--from-cluster: {plane.server} forbids listing Namespace objects" in err.getvalue()
+    assert "credentials of --kubeconfig" in err.getvalue()

@@ -8,10 +8,11 @@ cel-go@v0.26.0/ext/strings.go); and Kubernetes' libraries, declared by declarati
 as there: ext lists (`sort`, `slice`, list `reverse`...), which 1.34 allows only in stored
 expressions, and ext math. v1.36.3 (compatibility 1.35) adds ext lists (compatibility.py).
 
-Known differences, all from the runtime: the format library (declarations/__init__.py says why);
-`transformMap` and `transformMapEntry`, refused, as the binding lacks their runtime helper
-`cel.@mapInsert` and cannot be given one (`all`, `exists`, `existsOne` and `transformList` with
-two variables work; `exists_one` with two does not parse); ext strings' `format` and
+Known differences, all from the runtime: the format library's `format.named` (the other calls
+are rewritten: format_library.py); `transformMap` and `transformMapEntry`, refused, as the
+binding lacks their runtime helper `cel.@mapInsert` and cannot be given one (`all`, `exists`,
+`existsOne` and `transformList` with two variables work; `exists_one` with two does not parse);
+ext strings' `format` and
 out-of-range `indexOf`, and ext lists' errors ("sort(): ..."), behave and read as the C++
 library has them; `lists.range` of a negative number fails where cel-go gives `[]`. Kubernetes'
 compile-time checks this runtime lacks are checking.py's.

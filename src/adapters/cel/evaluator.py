@@ -18,9 +18,13 @@ kube-scheduler simulated (compatibility.py); without one, v1.34.3's with its def
 Kubernetes answers a lookup of an unknown attribute domain with an empty map; this runtime's
 maps cannot default, so the device's
 maps hold every domain the expression names in a string literal, and the driver's own, empty when
-the device has nothing there. Hence two known differences from Kubernetes: a domain computed at
-runtime (`"a" + ".com"`) that the device lacks is a "no such key" error here, and
-`size(device.attributes)` also counts the named, empty domains.
+the device has nothing there. Where the expression uses a whole map (`size(device.attributes)`,
+`"x.com" in device.attributes`, `device.capacity.all(d, ...)`: `device.attributes` or
+`device.capacity` not indexed), the program runs with that map's non-empty domains in its place
+(`_whole_maps`): a list of the keys, which size, `in` and the macros take as they take the map,
+and which holds what Kubernetes' map holds, as there a domain exists only once an attribute
+names it. One known difference is left: a domain computed at runtime (`"a" + ".com"`) that the
+device lacks is a "no such key" error here.
 """
 
 import re
@@ -34,6 +38,7 @@ from cel_expr_python import cel
 from npu_dra.adapters.cel.checking import TypedChecker
 from npu_dra.adapters.cel.compatibility import DEFAULT, compatibility
 from npu_dra.adapters.cel.environment import build_environment
+from npu_dra.adapters.cel.format_library import with_formats
 from npu_dra.adapters.cel.limits import check_size
 from npu_dra.adapters.cel.values import to_cel
 from npu_dra.adapters.cel.wording import api_server_wording
@@ -43,6 +48,7 @@ from npu_dra.domain.scheduling.selectors import SelectorDevice
 from npu_dra.domain.scheduling.versions import SchedulerVersion
 
 _STRING_LITERAL = re.compile(r""""((?:[^"\\]|\\.)*)"|'((?:[^'\\]|\\.)*)'""")
+_WHOLE_MAP = re.compile(r"(\bhas\s*\(\s*)?\bdevice\s*\.\s*(attributes|capacity)\b(?!\s*\[)")
 
 
 @attrs.frozen
@@ -82,8 +88,9 @@ class CelSelectorEvaluator:
         with self._lock:
             if expression not in self._compiled:
                 check_size(expression)
-                self._checker.check(expression)
-                self._compiled[expression] = _compile(self._environment, expression)
+                source = with_formats(expression)  # format_library.py
+                self._checker.check(source)
+                self._compiled[expression] = _compile(self._environment, source)
             return self._compiled[expression]
 
 
@@ -91,7 +98,7 @@ def _compile(environment: Any, expression: str) -> _Compiled:
     """The program that runs: TypedChecker has checked the types, so only what the runtime
     alone finds is left (its reasons worded alike, though it should find none)."""
     try:
-        program = environment.compile(expression)
+        program = environment.compile(_whole_maps(expression))
     except RuntimeError as error:
         raise SelectorError(expression, api_server_wording(str(error), expression)) from error
     if reason := _unplanned(program):
@@ -110,6 +117,23 @@ def _unplanned(program: Any) -> str | None:
     except ValueError:  # an evaluation error the runtime raises (lists.range(-1)): matches' own
         pass
     return None
+
+
+def _whole_maps(expression: str) -> str:
+    """The expression with each whole-map use of `device.attributes` or `device.capacity`, outside
+    string literals, replaced by the list of its non-empty domains (the module says why)."""
+    parts, start = [], 0
+    for literal in _STRING_LITERAL.finditer(expression):
+        parts += [_WHOLE_MAP.sub(_domains_of, expression[start : literal.start()]), literal[0]]
+        start = literal.end()
+    return "".join([*parts, _WHOLE_MAP.sub(_domains_of, expression[start:])])
+
+
+def _domains_of(found: re.Match[str]) -> str:
+    if found[1]:  # has(device.attributes): a field test, not a use of the map
+        return found[0]
+    field = f"device.{found[2]}"
+    return f"{field}.filter(npu_dra_domain, size({field}[npu_dra_domain]) > 0)"
 
 
 def _named_domains(expression: str) -> frozenset[str]:

@@ -89,3 +89,6 @@ class Scenario:
     # a snapshot's objects of kinds simulate does not use (Service...), how many of each
     skipped: Mapping[str, int] = attrs.field(factory=dict)
     taint_rules: tuple[DeviceTaintRule, ...] = ()  # DeviceTaintRule objects
+    # a snapshot's ValidatingAdmissionPolicies and bindings (None: it holds none of either)
+    admission_policies: tuple[Mapping[str, Any], ...] | None = None
+    warnings: tuple[str, ...] = ()  # what the run assumed, for stderr and the documents

@@ -50,12 +50,17 @@ KNOWN = ", ".join(KINDS)
 
 
 def load_scenario(
-    path: Path | None, *, driver: str = DEFAULT_DRIVER, overlay: bool = False
+    path: Path | None,
+    *,
+    driver: str = DEFAULT_DRIVER,
+    overlay: bool = False,
+    npu_config_policy: bool = True,
 ) -> Scenario:
     """The user's scenario, or the built-in default (the seed's flow) when `path` is None, its
     class, claims and selectors naming `driver` (the one its nodes publish under; its config
     entries must be NpuConfigs). An `overlay` on a cluster's snapshot needs no SimulatedNode of
-    its own."""
+    its own. `npu_config_policy` False: the cluster has no NpuConfig policy bound
+    (admission_policies.py), and config entries are not checked."""
     if path is None:
         text = (
             resources.files("npu_dra.adapters.simulation_files")
@@ -65,7 +70,11 @@ def load_scenario(
         text = text.replace(f'"{DEFAULT_DRIVER}"', f'"{driver}"')
         text = text.replace(f": {DEFAULT_DRIVER}\n", f": {driver}\n")
         return parse_scenario(text, source="built-in default scenario", driver=driver)
-    return parse_scenario(read_text(path), source=str(path), overlay=overlay, driver=driver)
+    documents = documents_of(read_text(path), str(path))
+    checked = driver if npu_config_policy else None
+    return scenario_from_documents(
+        documents, source=str(path), overlay=overlay, driver=driver, checked=checked
+    )
 
 
 def read_text(path: Path) -> str:
@@ -112,7 +121,12 @@ def documents_of(text: str, source: str) -> list[Any]:
 
 
 def scenario_from_documents(
-    documents: list[Any], *, source: str, overlay: bool = False, driver: str = DEFAULT_DRIVER
+    documents: list[Any],
+    *,
+    source: str,
+    overlay: bool = False,
+    driver: str = DEFAULT_DRIVER,
+    checked: str | None = "",  # whose config entries must be NpuConfigs ("": `driver`'s)
 ) -> Scenario:
     """The scenario of the objects the API server would create; ScenarioError for a file that
     is not a list of Kubernetes objects or holds more than a cluster supports."""
@@ -128,7 +142,7 @@ def scenario_from_documents(
     _check_sizes(source, by_kind)
     if not by_kind["SimulatedNode"] and not overlay:
         raise ScenarioError(f"{source}: no SimulatedNode objects: nothing to simulate")
-    return _admitted(source, by_kind, admission, driver)
+    return _admitted(source, by_kind, admission, driver if checked == "" else checked)
 
 
 def _check_sizes(source: str, by_kind: Mapping[str, list[Mapping[str, Any]]]) -> None:
@@ -163,7 +177,7 @@ def _admitted(
     source: str,
     by_kind: Mapping[str, list[Mapping[str, Any]]],
     admission: Admission,
-    driver: str,
+    driver: str | None,
 ) -> Scenario:
     """Each object as the API server would take it on create, in file order per kind; `driver`'s
     config entries as the cluster's NpuConfig admission policy takes them."""

@@ -18,6 +18,7 @@ from npu_dra.domain.scheduling.pod_requests import (
     Container,
     PodResources,
     aggregate,
+    is_extended,
     pod_requests,
     resources_of,
 )
@@ -39,8 +40,11 @@ def simulated_allocatable(spec: Fields) -> Allocatable:
     (what tests/support/controlplane.py `create_ready_node` gives a real node)."""
     given = amounts(spec, "allocatable")
     for name in given:
-        if name not in NODE_RESOURCES:
-            raise spec.fail(f"allocatable.{name}", f"simulate models {', '.join(NODE_RESOURCES)}")
+        if name not in NODE_RESOURCES and not is_extended(name):
+            raise spec.fail(
+                f"allocatable.{name}",
+                f"simulate models {', '.join(NODE_RESOURCES)} and extended resources",
+            )
     default = DEFAULT_ALLOCATABLE.resources
     defaults = {
         "cpu": Fraction(default.cpu, 1000),

@@ -20,6 +20,7 @@ from typing import Any
 import attrs
 
 from npu_dra.adapters.kube_shapes.reader import Fields, describe
+from npu_dra.adapters.simulation_files.admission_policies import POLICY_KINDS
 from npu_dra.adapters.simulation_files.scenario import PodClaim, Scenario, ScenarioError, SimPod
 from npu_dra.adapters.simulation_files.scenario_claims import check_claim_objects
 from npu_dra.adapters.simulation_files.scenario_load import (
@@ -49,18 +50,29 @@ KINDS = (
     "ResourceClaimTemplate",
     "Pod",
     "DeviceTaintRule",
+    *POLICY_KINDS,  # admission_policies.py: read, not checked field by field
 )
 FINISHED = ("Succeeded", "Failed")  # their claims' allocations still count, the pods do not
 MAX_SLICES = 200_000  # a 5,000-node cluster with a vNPU slice per chip of 16-chip nodes is 80,000
 
 
 def load_snapshot(path: Path) -> Scenario:
-    documents = documents_of(read_text(path), str(path))
+    return snapshot_of(str(path), documents_of(read_text(path), str(path)))
+
+
+def snapshot_of(source: str, documents: list[Any]) -> Scenario:
+    """The snapshot of these documents (a file's, or a live cluster's objects: `--from-cluster`),
+    `source` naming where they came from in every error."""
     try:
-        by_kind, skipped = _by_kind(str(path), _objects(documents))
-        return attrs.evolve(_snapshot(str(path), by_kind), skipped=skipped)
+        by_kind, skipped = _by_kind(source, _objects(documents))
+        return attrs.evolve(_snapshot(source, by_kind), skipped=skipped)
     except DomainError as error:
-        raise ScenarioError(f"{path}: {error}") from error
+        raise ScenarioError(f"{source}: {error}") from error
+
+
+def snapshot_limits() -> dict[str, int]:
+    """The most objects of a kind a snapshot may hold, for a live read to stop at."""
+    return {"Node": MAX_NODES, "Pod": MAX_PODS, "ResourceSlice": MAX_SLICES}
 
 
 def _objects(documents: list[Any]) -> list[Any]:
@@ -90,9 +102,10 @@ def _by_kind(
         if kind not in KINDS:
             skipped[kind] = skipped.get(kind, 0) + 1
             continue
-        check_known_fields(obj, kind)
+        if kind not in POLICY_KINDS:
+            check_known_fields(obj, kind)
         by_kind[kind].append(obj)
-    for kind, limit in (("Node", MAX_NODES), ("Pod", MAX_PODS), ("ResourceSlice", MAX_SLICES)):
+    for kind, limit in snapshot_limits().items():
         if len(by_kind[kind]) > limit:
             raise ScenarioError(f"{source}: {len(by_kind[kind])} {kind} objects: at most {limit}")
     return by_kind, dict(sorted(skipped.items()))
@@ -124,7 +137,15 @@ def _snapshot(source: str, by_kind: Mapping[str, list[Mapping[str, Any]]]) -> Sc
         namespaces=namespace_labels(by_kind["Namespace"]),
         bound_terms={name: _terms(p) for (name, _), p in zip(bound, on_nodes, strict=True)},
         taint_rules=tuple(map(device_taint_rule, by_kind["DeviceTaintRule"])),
+        admission_policies=_policies(by_kind),
     )
+
+
+def _policies(
+    by_kind: Mapping[str, list[Mapping[str, Any]]],
+) -> tuple[Mapping[str, Any], ...] | None:
+    found = tuple(doc for kind in POLICY_KINDS for doc in by_kind[kind])
+    return found or None
 
 
 def _terms(doc: Mapping[str, Any]) -> PodTerms:
@@ -136,10 +157,12 @@ def _sched_node(doc: Mapping[str, Any], held: Usage) -> SchedNode:
     root = Fields(doc, obj=describe(doc))
     name = root.sub("metadata").need("name", str)
     taints = node_taints(root.sub("spec"))
-    if root.sub("spec").get("unschedulable", bool, False) and CORDONED not in taints:
+    cordoned = root.sub("spec").get("unschedulable", bool, False)
+    if cordoned and CORDONED not in taints:
         taints = (*taints, CORDONED)
     allocatable = reported_allocatable(root.sub("status"))
-    return SchedNode(name, node_labels(name, root.sub("metadata")), taints, allocatable, held)
+    labels = node_labels(name, root.sub("metadata"))
+    return SchedNode(name, labels, taints, allocatable, held, unschedulable=cordoned)
 
 
 def _held(pods: list[Mapping[str, Any]]) -> dict[str, Usage]:

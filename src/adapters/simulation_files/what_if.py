@@ -60,7 +60,8 @@ def _items(text: str) -> tuple[str, ...]:
 
 
 def _cordoned(node: SchedNode) -> SchedNode:
-    return node if CORDONED in node.taints else attrs.evolve(node, taints=(*node.taints, CORDONED))
+    taints = node.taints if CORDONED in node.taints else (*node.taints, CORDONED)
+    return attrs.evolve(node, taints=taints, unschedulable=True)
 
 
 def _without_unhealthy(

@@ -7,6 +7,8 @@ import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+import attrs
+
 from npu_dra.app import logs
 from npu_dra.app.options import Settings, add_options, settings_from
 
@@ -56,18 +58,12 @@ def _run(args: argparse.Namespace) -> int:
     logs.configure(level=settings.log_level, fmt=settings.log_format)
     from npu_dra.adapters.simulation_files.scenario import ScenarioError
     from npu_dra.app.container import container_for
+    from npu_dra.app.wiring.simulate import LiveReadError
     from npu_dra.domain.errors import DomainError
 
-    if (settings.cordon or settings.remove_node or settings.unhealthy) and not settings.snapshot:
-        print(
-            "npu-dra simulate: --cordon, --remove-node and --unhealthy need --from", file=sys.stderr
-        )
-        return UNUSABLE
-    if settings.generate and (settings.scenario or settings.snapshot):
-        print(
-            "npu-dra simulate: --generate goes alone, not with --scenario or --from",
-            file=sys.stderr,
-        )
+    unusable = _unusable(settings)
+    if unusable:
+        print(f"npu-dra simulate: {unusable}", file=sys.stderr)
         return UNUSABLE
     try:
         settings = _decided_as(settings)
@@ -80,23 +76,43 @@ def _run(args: argparse.Namespace) -> int:
     except ScenarioError as error:
         print(f"npu-dra simulate: {error}", file=sys.stderr)
         return UNUSABLE
-    _notes(scenario, settings)
-    code = _simulate(root, scenario, settings)
+    except LiveReadError as error:
+        print(f"npu-dra simulate: {error}", file=sys.stderr)
+        return FAILED_RUN
+    warnings = _notes(scenario, settings)
+    code = _simulate(root, scenario, settings, warnings)
     return REFUSED_OBJECTS if scenario.refused and code in (0, FAILED_PODS) else code
 
 
-def _notes(scenario: "Scenario", settings: Settings) -> None:
-    """What the run leaves out, on stderr: refused objects, kinds it skips, features gated off."""
+def _unusable(settings: Settings) -> str:
+    """What makes the flags unusable together; empty when nothing does."""
+    if settings.from_cluster and settings.snapshot:
+        return "--from and --from-cluster: one cluster state at a time"
+    live = settings.snapshot or settings.from_cluster
+    if (settings.cordon or settings.remove_node or settings.unhealthy) and not live:
+        return "--cordon, --remove-node and --unhealthy need --from or --from-cluster"
+    if settings.generate and (settings.scenario or live):
+        return "--generate goes alone, not with --scenario, --from or --from-cluster"
+    return ""
+
+
+def _notes(scenario: "Scenario", settings: Settings) -> tuple[str, ...]:
+    """What the run leaves out, on stderr: refused objects, kinds it skips, features gated off;
+    the warnings (the last two) also go into the JSON and YAML documents."""
     for refusal in scenario.refused:
         print(f"npu-dra simulate: {scenario.source}: refused {refusal}", file=sys.stderr)
+    warnings = list(scenario.warnings)
+    for warning in warnings:
+        print(f"npu-dra simulate: warning: {warning}", file=sys.stderr)
     if scenario.skipped:
         kinds = ", ".join(f"{n} {kind}" for kind, n in scenario.skipped.items())
-        print(
-            f"npu-dra simulate: {scenario.source}: skipped {kinds}: kinds simulate does not use",
-            file=sys.stderr,
-        )
+        skipped = f"{scenario.source}: skipped {kinds}: kinds simulate does not use"
+        print(f"npu-dra simulate: {skipped}", file=sys.stderr)
+        warnings.append(skipped)
     for warning in _gated_off(scenario, settings):
         print(f"npu-dra simulate: warning: {warning}", file=sys.stderr)
+        warnings.append(warning)
+    return tuple(warnings)
 
 
 def _gated_off(scenario: "Scenario", settings: Settings) -> list[str]:
@@ -123,7 +139,7 @@ def _scenario(root: "Container", settings: Settings) -> "Scenario":
     from npu_dra.adapters.simulation_files.scenario_selectors import check_selectors
 
     driver = settings.driver_name
-    if settings.snapshot is not None:
+    if settings.snapshot is not None or settings.from_cluster:
         scenario = _snapshot(settings)
     elif settings.generate:
         scenario = generated_scenario(settings.generate, driver=driver)
@@ -136,23 +152,45 @@ def _snapshot(settings: Settings) -> "Scenario":
     from npu_dra.adapters.simulation_files.scenario_load import load_scenario
     from npu_dra.adapters.simulation_files.snapshot_load import load_snapshot, with_overlay
     from npu_dra.adapters.simulation_files.what_if import apply_what_ifs, what_ifs
+    from npu_dra.app.wiring.simulate import live_snapshot
 
-    assert settings.snapshot is not None
     changes = what_ifs(settings.cordon, settings.remove_node, settings.unhealthy)
-    scenario = apply_what_ifs(load_snapshot(settings.snapshot), changes)
-    if settings.scenario is not None:
-        overlay = load_scenario(settings.scenario, driver=settings.driver_name, overlay=True)
-        scenario = with_overlay(scenario, overlay)
-    return scenario
+    if settings.snapshot is None:
+        scenario = apply_what_ifs(live_snapshot(settings), changes)
+    else:
+        scenario = apply_what_ifs(load_snapshot(settings.snapshot), changes)
+    if settings.scenario is None:
+        return scenario
+    checked, notes = _policies(scenario, settings.driver_name)
+    overlay = load_scenario(
+        settings.scenario, driver=settings.driver_name, overlay=True, npu_config_policy=checked
+    )
+    return attrs.evolve(with_overlay(scenario, overlay), warnings=notes)
 
 
-def _simulate(root: "Container", scenario: "Scenario", settings: Settings) -> int:
+def _policies(snapshot: "Scenario", driver: str) -> tuple[bool, tuple[str, ...]]:
+    """Whether the what-ifs' config entries are checked as npu-dra's NpuConfig policy checks
+    them (the snapshot's own policies decide where it holds them), and what to say of it."""
+    from npu_dra.adapters.simulation_files.admission_policies import (
+        assumed_note,
+        cluster_policies,
+        not_evaluated_note,
+    )
+
+    found = cluster_policies(snapshot.admission_policies, driver)
+    if found is None:
+        return True, (assumed_note(snapshot.source),)
+    notes = (not_evaluated_note(snapshot.source, found.others),) if found.others else ()
+    return found.npu_config, notes
+
+
+def _simulate(
+    root: "Container", scenario: "Scenario", settings: Settings, warnings: tuple[str, ...]
+) -> int:
     """Run the scenario with one plugin per node, their files in a scratch directory, and print
     what happened; 1 for an error that stops the run."""
     from npu_dra.app.simulation.progress import terminal_progress
-    from npu_dra.app.simulation.render import render
     from npu_dra.app.simulation.run import simulate
-    from npu_dra.app.simulation.summary import summary_line
     from npu_dra.app.wiring.simulated_nodes import node_plugin
     from npu_dra.domain.errors import DomainError
 
@@ -181,11 +219,19 @@ def _simulate(root: "Container", scenario: "Scenario", settings: Settings) -> in
         finally:
             if progress is not None:
                 progress.close()
-        output = settings.output or "table"
-        code = _print(render(result, output))
-        if output != "table":  # the document has it; a CI log shows it too
-            print(summary_line(result), file=sys.stderr)
-        return _exit_code(result) if settings.fail_on_pending else code
+        return _report(attrs.evolve(result, warnings=warnings), settings)
+
+
+def _report(result: "SimulationResult", settings: Settings) -> int:
+    """The result printed in the chosen form; the exit status --fail-on-pending asks for."""
+    from npu_dra.app.simulation.render import render
+    from npu_dra.app.simulation.summary import summary_line
+
+    output = settings.output or "table"
+    code = _print(render(result, output))
+    if output != "table":  # the document has it; a CI log shows it too
+        print(summary_line(result), file=sys.stderr)
+    return _exit_code(result) if settings.fail_on_pending else code
 
 
 def _exit_code(result: "SimulationResult") -> int:

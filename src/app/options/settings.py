@@ -85,6 +85,7 @@ class Settings:
     fail_on_pending: bool
     explain: bool
     snapshot: Path | None
+    from_cluster: bool
     cordon: str
     remove_node: str
     unhealthy: str

@@ -38,23 +38,36 @@ SIMULATE = (
         metavar="FILE",
     ),
     Option(
+        "from_cluster",
+        ("--from-cluster",),
+        "read those objects once from the API server --kubeconfig names (env KUBECONFIG; "
+        "empty: the pod's in-cluster service account, else ~/.kube/config) instead of --from: "
+        "list requests only, nothing is written",
+        "false",
+        switch,
+        negatable=True,
+    ),
+    Option(
         "cordon",
         ("--cordon",),
-        "with --from: these nodes get the unschedulable taint, as kubectl cordon gives it",
+        "with --from or --from-cluster: these nodes get the unschedulable taint, as kubectl "
+        "cordon gives it",
         "",
         metavar="NODE,...",
     ),
     Option(
         "remove_node",
         ("--remove-node",),
-        "with --from: these nodes, their slices and the pods bound to them are gone",
+        "with --from or --from-cluster: these nodes, their slices and the pods bound to them "
+        "are gone",
         "",
         metavar="NODE,...",
     ),
     Option(
         "unhealthy",
         ("--unhealthy",),
-        "with --from: these devices are left out of their slices, as a failed device is",
+        "with --from or --from-cluster: these devices are left out of their slices, as a "
+        "failed device is",
         "",
         metavar="NODE/DEVICE,...",
     ),
@@ -114,7 +127,8 @@ SIMULATE = (
     Option(
         "kubernetes_version",
         ("--kubernetes-version",),
-        "decide as this kube-scheduler: 1.34 (v1.34.3, the default) or 1.36 (v1.36.3)",
+        "decide as this kube-scheduler: 1.34 (v1.34.3, the default), 1.36 (v1.36.3) or 1.37 "
+        "(v1.37.2)",
         "1.34",
         metavar="VERSION",
         env="KUBERNETES_VERSION",

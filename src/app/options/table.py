@@ -75,6 +75,8 @@ COMMANDS: Mapping[str, tuple[str, ...]] = {
         *(
             "scenario",
             "snapshot",
+            "from_cluster",
+            "kubeconfig",
             "cordon",
             "remove_node",
             "unhealthy",

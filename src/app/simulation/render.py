@@ -49,6 +49,7 @@ def as_document(result: SimulationResult) -> dict[str, Any]:
         "refused": refused_document(result),
         "decidedAs": _decided_as(result),
         "capacity": capacity_document(result),
+        "warnings": list(result.warnings),
     }
 
 

@@ -14,8 +14,10 @@ from npu_dra.adapters.kube_shapes.claims import claim_from_api, device_class_fro
 from npu_dra.adapters.kube_shapes.slices import slice_from_api
 from npu_dra.adapters.simulation_files.scenario import Refusal, Scenario, SimPod
 from npu_dra.app.simulation.api_objects import ApiObjects
+from npu_dra.app.simulation.held import cdi_specs, held_before
 from npu_dra.app.simulation.node_plugins import NodePlugin
 from npu_dra.app.simulation.pod_claims import claim_for
+from npu_dra.app.simulation.retries import retried
 from npu_dra.domain.cdi import CdiSpec
 from npu_dra.domain.claims import AllocationResult, ResourceClaim
 from npu_dra.domain.device import NodeInventory
@@ -24,12 +26,12 @@ from npu_dra.domain.pool import ResourceSlice
 from npu_dra.domain.prepare import ClaimOutcome
 from npu_dra.domain.scheduling.allocator import DEFAULT_STEP_BUDGET
 from npu_dra.domain.scheduling.bound_pods import BoundPods
-from npu_dra.domain.scheduling.dra_filter import NO_NODES
 from npu_dra.domain.scheduling.explain import NodeReason, Outcome
 from npu_dra.domain.scheduling.explain import explain as why_pending
-from npu_dra.domain.scheduling.extended import class_mapping, special_claim
+from npu_dra.domain.scheduling.extended import ExtendedRequest, class_mapping, special_claim
 from npu_dra.domain.scheduling.index import ClusterIndex
 from npu_dra.domain.scheduling.matcher import Matcher
+from npu_dra.domain.scheduling.pod_requests import is_extended
 from npu_dra.domain.scheduling.ports import SelectorEvaluator
 from npu_dra.domain.scheduling.schedule import Decision, schedule_pod
 from npu_dra.domain.scheduling.taint_rules import (
@@ -37,7 +39,7 @@ from npu_dra.domain.scheduling.taint_rules import (
     rules_served,
     with_taint_rules,
 )
-from npu_dra.domain.scheduling.versions import SchedulerVersion, scheduler_version
+from npu_dra.domain.scheduling.versions import V134, SchedulerVersion, scheduler_version
 
 
 @attrs.frozen
@@ -70,6 +72,7 @@ class SimulationResult:
     refused: tuple[Refusal, ...] = ()  # the scenario's objects the API server would refuse
     version: SchedulerVersion | None = None  # what it decided as
     taint_rules: tuple[DeviceTaintRule, ...] = ()  # the DeviceTaintRules the version served
+    warnings: tuple[str, ...] = ()  # what the run left out or assumed, as stderr says it
 
 
 def simulate(
@@ -89,28 +92,42 @@ def simulate(
     version = version or scheduler_version()
     rules = scenario.taint_rules if rules_served(version) else ()
     published = with_taint_rules(_publish(scenario, cluster, plugins), rules)
-    slices = tuple(cluster.list("ResourceSlice"))
     index = _cluster_index(scenario, published, consumable=version.on("DRAConsumableCapacity"))
     classes = {c.name: c for c in map(device_class_from_api, scenario.device_classes)}
     matcher = Matcher(evaluator)
-    by_node, results = {p.name: p for p in plugins}, []
-    run_pod = _pod_runner(scenario, version, budget)
+    runner = _pod_runner(scenario, version, budget)
+    run_pod = partial(runner, cluster=cluster, index=index, classes=classes, matcher=matcher)
     asked = Outcome(budget=budget, device_taints=version.allocator.device_taints)
+    why = partial(_why, index=index, classes=classes, matcher=matcher, asked=asked)
+    by_node = {p.name: p for p in plugins} if prepare else {}
+    decide = partial(_decide, run_pod=run_pod, why=why if explain else None, prepare_on=by_node)
+    results: list[PodResult] = []
     for pod in scenario.pods:
-        result = run_pod(pod, cluster, index, classes, matcher)
-        if explain and result.status in ("Pending", "Undecided"):
-            why = _why(result, index, classes, matcher, asked)
-            result = attrs.evolve(result, explanation=why)
-        if result.node is not None and prepare and result.node in by_node:
-            result = _prepared(result, by_node[result.node])
-        results.append(result)
+        results.append(decide(pod))
         if on_pod is not None:
             on_pod(len(results))
+    results = retried(results, decide, index.pods.namespaces)
     found = tuple(p.inventory.current() for p in plugins if p.inventory is not None)
-    held, specs = _held_before(scenario), _cdi_specs(plugins)
+    slices, specs = tuple(cluster.list("ResourceSlice")), cdi_specs(plugins)
+    held = held_before(scenario)
     return SimulationResult(
         slices, tuple(results), specs, found, held, scenario.refused, version, rules
     )
+
+
+def _decide(
+    pod: SimPod,
+    *,
+    run_pod: Callable[[SimPod], PodResult],
+    why: Callable[[PodResult], tuple[NodeReason, ...]] | None,  # --explain
+    prepare_on: Mapping[NodeName, NodePlugin],  # the nodes that prepare a bound pod's claims
+) -> PodResult:
+    result = run_pod(pod)
+    if why is not None and result.status in ("Pending", "Undecided"):
+        result = attrs.evolve(result, explanation=why(result))
+    if result.node is not None and result.node in prepare_on:
+        result = _prepared(result, prepare_on[result.node])
+    return result
 
 
 def _why(
@@ -134,11 +151,14 @@ def _pod_runner(
 ) -> Callable[..., PodResult]:
     """_run_pod as `version` decides: its allocator rules; with DRAExtendedResource off, the API
     server drops a class's extendedResourceName, so no class maps an extended resource."""
-    extended = version.on("DRAExtendedResource")
-    mapping = class_mapping(scenario.device_classes) if extended else {}
+    extended, v134 = version.on("DRAExtendedResource"), version.version == V134
+    mapping = class_mapping(scenario.device_classes, both_names=not v134) if extended else {}
     rules, scoring = version.allocator, version.scoring
     schedule = partial(schedule_pod, budget=budget, rules=rules, scoring=scoring)
-    return partial(_run_pod, mapping=mapping, schedule=schedule)
+    # v1.34.3's DRA plugin serves only IsExtendedResourceName names (dynamicresources.go
+    # filterExtendedResources); v1.36.3's implicit ones too (extendeddynamicresources.go)
+    served = is_extended if v134 else (lambda _: True)
+    return partial(_run_pod, mapping=mapping, served=served, schedule=schedule)
 
 
 def _prepared(result: PodResult, plugin: NodePlugin) -> PodResult:
@@ -184,28 +204,6 @@ def _cluster_index(
     return index
 
 
-def _held_before(scenario: Scenario) -> dict[tuple[str, str, str], str]:
-    """Who holds each device: a shared one may be held by several claims."""
-    held: dict[tuple[str, str, str], str] = {}
-    for c in map(claim_from_api, scenario.claims):
-        for r in c.allocation.results if c.allocation is not None else ():
-            key, who = (r.driver, r.pool, r.device), f"{c.ref.namespace}/{c.ref.name}"
-            if who not in held.get(key, "").split(","):
-                held[key] = f"{held[key]},{who}" if key in held else who
-    return held
-
-
-def _cdi_specs(plugins: Sequence[NodePlugin]) -> dict[ClaimUID, CdiSpec]:
-    """The CDI specs the nodes that prepared claims wrote, by claim."""
-    return {
-        uid: spec
-        for plugin in plugins
-        if plugin.built
-        for uid in sorted(plugin.services.cdi.claim_uids())
-        if (spec := plugin.services.cdi.read(uid=uid)) is not None
-    }
-
-
 def _run_pod(
     pod: SimPod,
     cluster: ApiObjects,
@@ -214,23 +212,18 @@ def _run_pod(
     matcher: Matcher,
     *,
     mapping: Mapping[str, str],
+    served: Callable[[str], bool],  # which mapped names DRA gives devices for
     schedule: Callable[..., Decision],  # schedule_pod, its budget and allocator given
 ) -> PodResult:
     if pod.gates:
         return PodResult(
             pod, None, (), f"gated by {', '.join(pod.gates)}", status="SchedulingGated"
         )
-    unmapped = sorted({r.resource for r in pod.extended if r.resource not in mapping})
-    if unmapped:  # NodeResourcesFit: no node offers it, no DeviceClass maps it
-        total, names = len(index.nodes), ", ".join(unmapped)
-        reason = (
-            f"0/{total} nodes are available: {total} Insufficient {names}." if total else NO_NODES
-        )
-        return PodResult(pod, None, (), reason, status="Pending", kept_out=True)
+    pod, dynamic = _served_by_dra(pod, mapping, served)
     try:
         claims = [claim_for(pod, entry, cluster) for entry in pod.claims]
-        if pod.extended:
-            special = special_claim(pod.name, pod.namespace, pod.extended, mapping)
+        if dynamic:
+            special = special_claim(pod.name, pod.namespace, dynamic, mapping)
             claims.append(claim_from_api(cluster.create(special)))
     except LookupError as missing:
         reason = f"{missing.args[0]}: kept out of the scheduling queue (PreEnqueue)"
@@ -246,6 +239,23 @@ def _run_pod(
             undecided=decision.undecided,
         )
     return _bind(pod, claims, decision, cluster, index)
+
+
+def _served_by_dra(
+    pod: SimPod, mapping: Mapping[str, str], served: Callable[[str], bool]
+) -> tuple[SimPod, tuple[ExtendedRequest, ...]]:
+    """The pod with the extended resources a DeviceClass maps left out of NodeResourcesFit
+    (fit.go `fitsRequest` skips them where the node does not advertise them), and the requests
+    DRA gives devices for (the special claim); the others stay NodeResourcesFit's, against the
+    node's allocatable (a classic device plugin's). Where a node does advertise a mapped name,
+    the scheduler counts it there and not through DRA: simulate does not
+    (docs/simulate-differences.md)."""
+    names = frozenset(r.resource for r in pod.extended if r.resource in mapping)
+    if not names:
+        return pod, ()
+    dynamic = tuple(r for r in pod.extended if r.resource in names and served(r.resource))
+    requests = pod.placement.requests.without(names)
+    return attrs.evolve(pod, placement=attrs.evolve(pod.placement, requests=requests)), dynamic
 
 
 def _bind(

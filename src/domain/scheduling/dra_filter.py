@@ -1,6 +1,8 @@
 """DRA's Filter on each node class for one pod: its claims allocated on the class's
-representative node, every node counted by why it fits or not (in kube-scheduler's words), and
-where the search runs out of simulate's step budget, counting decides when it can.
+representative node, every node counted by why it fits or not (in kube-scheduler's words).
+Counting is asked first: where some request has fewer devices left than it needs, no search can
+allocate it, and the node is answered without one; else the search decides, and where it runs
+out of simulate's step budget the node is undecided.
 """
 
 from collections import Counter
@@ -67,9 +69,12 @@ class DraFilter:
     def tried(
         self, passing: list[NodeState], count: int, members: Callable[[], Iterator[NodeState]]
     ) -> tuple[Allocation, ...] | None:
-        """What DRA allocates on the class's nodes; where the search runs out of its budget,
-        counting decides when it can (no search is needed to see 16 needed of 12 free)."""
+        """What DRA allocates on the class's nodes; counting first, as no search is needed to
+        see 16 needed of 12 free."""
         representative, noted = passing[0], set[NodeName]()
+        if self.counted_out(representative):
+            self.reasons[NO_FIT] += count
+            return None
         try:
             found = self.attempt(
                 node=NodeName(representative.node.name),
@@ -77,12 +82,9 @@ class DraFilter:
                 counter_notes=noted,
             )
         except SearchBudgetExceeded:
-            if self.counted_out(representative):
-                self.reasons[NO_FIT] += count
-            else:
-                self.reasons[UNDECIDED] += count
-                nodes = passing if len(passing) == count else members()
-                self.undecided += (s.node.name for s in nodes)
+            self.reasons[UNDECIDED] += count
+            nodes = passing if len(passing) == count else members()
+            self.undecided += (s.node.name for s in nodes)
             return None
         self.reasons[KEPT_COUNTERS] += count if noted else 0
         self.reasons[NO_FIT if found is None else "fit"] += count

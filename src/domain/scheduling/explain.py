@@ -30,7 +30,13 @@ from npu_dra.domain.scheduling.dra_filter import NO_NODES
 from npu_dra.domain.scheduling.explain_topology import topology_reason
 from npu_dra.domain.scheduling.index import ClusterIndex, NodeState
 from npu_dra.domain.scheduling.matcher import Matcher
-from npu_dra.domain.scheduling.placement import Placement, filter_reason, untolerated_taint
+from npu_dra.domain.scheduling.placement import (
+    Placement,
+    SchedNode,
+    cordoned_out,
+    filter_reason,
+    untolerated_taint,
+)
 from npu_dra.domain.scheduling.pod_topology import TopologyCheck, topology_check
 from npu_dra.domain.scheduling.pools import Candidate
 from npu_dra.domain.scheduling.request_data import claim_label
@@ -106,13 +112,7 @@ def _node_reason(
     state: NodeState, placement: Placement, claims: Sequence[ResourceClaim], check: TopologyCheck
 ) -> str | None:
     node = state.node
-    taint = untolerated_taint(node, placement)
-    if taint is not None:
-        shown = f"{taint.key}={taint.value}" if taint.value else taint.key
-        return f"taint {shown}:{taint.effect} is not tolerated by the pod"
-    if filter_reason(node, placement) is not None:
-        return "the node's labels do not match the pod's nodeSelector or node affinity"
-    short = _resources_reason(state, placement)
+    short = _filtered_reason(node, placement) or _resources_reason(state, placement)
     if short is not None:
         return short
     refused = check.refusal(node)
@@ -122,6 +122,20 @@ def _node_reason(
         pinned = claim.allocation.node_name if claim.allocation else None
         if pinned and pinned != node.name:
             return f"claim {claim_label(claim)} is allocated on node {pinned}"
+    return None
+
+
+def _filtered_reason(node: SchedNode, placement: Placement) -> str | None:
+    """The node filters before NodeResourcesFit, in the default profile's order:
+    NodeUnschedulable, TaintToleration, NodeAffinity."""
+    if cordoned_out(node, placement):
+        return "the node is unschedulable (cordoned)"
+    taint = untolerated_taint(node, placement)
+    if taint is not None:
+        shown = f"{taint.key}={taint.value}" if taint.value else taint.key
+        return f"taint {shown}:{taint.effect} is not tolerated by the pod"
+    if filter_reason(node, placement) is not None:
+        return "the node's labels do not match the pod's nodeSelector or node affinity"
     return None
 
 
@@ -137,9 +151,11 @@ def _resources_reason(state: NodeState, placement: Placement) -> str | None:
             f"{state.usage.pods} pods run there, its allocatable allows {allocatable.pods}"
         )
     have, used = dict(allocatable.resources.named()), dict(state.usage.requested.named())
+    # used.get: a node's pods may use what it no longer advertises
     for name, wanted in pod.requested.named():
         if f"Insufficient {name}" in refused:
-            free, total = _amount(name, have[name] - used[name]), _amount(name, have[name])
+            free = _amount(name, have.get(name, 0) - used.get(name, 0))
+            total = _amount(name, have.get(name, 0))
             parts.append(f"the pod requests {_amount(name, wanted)} {name}, {free} of {total} free")
     return f"the node's resources: {'; '.join(parts)}"
 

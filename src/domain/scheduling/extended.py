@@ -17,6 +17,8 @@ from typing import Any
 
 import attrs
 
+from npu_dra.domain.scheduling.pod_requests import is_extended
+
 IMPLICIT_PREFIX = "deviceclass.resource.kubernetes.io/"
 
 
@@ -42,17 +44,33 @@ def extended_requests(spec: Mapping[str, Any]) -> tuple[ExtendedRequest, ...]:
         requests = {**(resources.get("limits") or {}), **(resources.get("requests") or {})}
         for j, name in enumerate(sorted(requests)):
             count = _whole(requests[name])
-            if _extended(name) and count:
+            if (is_extended(name) or name.startswith(IMPLICIT_PREFIX)) and count:
                 found.append(ExtendedRequest(i, j, name, count))
     return tuple(found)
 
 
-def class_mapping(device_classes: Iterable[Mapping[str, Any]]) -> dict[str, str]:
+def class_mapping(
+    device_classes: Iterable[Mapping[str, Any]], *, both_names: bool = False
+) -> dict[str, str]:
+    """Extended resource name -> class. v1.34.3: a class's explicit name, else its implicit
+    one, the later class winning a clash. `both_names` (v1.36.3, k8s.io/dynamic-resource-
+    allocation deviceclass/extendedresourcecache `updateResourceName2class`): both names, an
+    explicit clash won by the newer class (creationTimestamp), on a tie by the lower name."""
     mapping: dict[str, str] = {}
+    won: dict[str, tuple[str, str]] = {}  # explicit name -> (creationTimestamp, class)
     for doc in device_classes:
-        name = doc["metadata"]["name"]
+        name = str(doc["metadata"]["name"])
         explicit = (doc.get("spec") or {}).get("extendedResourceName")
-        mapping[str(explicit) if explicit else f"{IMPLICIT_PREFIX}{name}"] = name
+        if not both_names:
+            mapping[str(explicit) if explicit else f"{IMPLICIT_PREFIX}{name}"] = name
+            continue
+        mapping[f"{IMPLICIT_PREFIX}{name}"] = name
+        if explicit:
+            created = str(doc["metadata"].get("creationTimestamp") or "")
+            held = won.get(str(explicit))
+            if held is None or created > held[0] or (created == held[0] and name < held[1]):
+                won[str(explicit)] = (created, name)
+                mapping[str(explicit)] = name
     return mapping
 
 
@@ -76,11 +94,6 @@ def special_claim(
         "metadata": {"generateName": f"{pod_name}-extended-resources-", "namespace": namespace},
         "spec": {"devices": {"requests": requests}},
     }
-
-
-def _extended(name: str) -> bool:
-    """v1helper.IsExtendedResourceName: qualified, not native, not a quota `requests.` name."""
-    return "/" in name and "kubernetes.io/" not in name and not name.startswith("requests.")
 
 
 def _whole(value: object) -> int:

@@ -25,6 +25,10 @@ FILTERED_EFFECTS = ("NoSchedule", "NoExecute")
 NO_AFFINITY = "node(s) didn't match Pod's node affinity/selector"
 # kube-scheduler v1.34.3, plugins/tainttoleration/taint_toleration.go: the taint is not named.
 UNTOLERATED = "node(s) had untolerated taint(s)"
+# kube-scheduler v1.34.3 (and v1.36.3), plugins/nodeunschedulable/node_unschedulable.go: a node
+# with spec.unschedulable filters out a pod that does not tolerate this taint, before
+# TaintToleration runs (the default profile's order), whatever taints the node carries.
+UNSCHEDULABLE = "node(s) were unschedulable"
 
 
 @attrs.frozen
@@ -111,6 +115,7 @@ class SchedNode:
     allocatable: Allocatable = DEFAULT_ALLOCATABLE
     # what the pods a snapshot has bound here request; their count comes with each binding
     bound: Usage = NO_USAGE
+    unschedulable: bool = False  # spec.unschedulable: cordoned
 
 
 @attrs.frozen
@@ -140,8 +145,16 @@ def untolerated_taint(node: SchedNode, placement: Placement) -> Taint | None:
     return None
 
 
+def cordoned_out(node: SchedNode, placement: Placement) -> bool:
+    """NodeUnschedulable: the node is cordoned and the pod does not tolerate its taint."""
+    taint = Taint("node.kubernetes.io/unschedulable", "NoSchedule")
+    return node.unschedulable and not any(t.tolerates(taint) for t in placement.tolerations)
+
+
 def filter_reason(node: SchedNode, placement: Placement) -> str | None:
     """Why the node is filtered out (the scheduler's words), None if it passes."""
+    if cordoned_out(node, placement):
+        return UNSCHEDULABLE
     if untolerated_taint(node, placement) is not None:
         return UNTOLERATED
     return None if matches_node_affinity(node, placement) else NO_AFFINITY

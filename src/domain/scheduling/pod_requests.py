@@ -24,6 +24,7 @@ from npu_dra.domain.scheduling.resources import NON_ZERO, PodRequests, Resources
 
 Amounts = Mapping[str, Fraction]
 POD_LEVEL = ("cpu", "memory")  # IsSupportedPodLevelResource, hugepages aside
+NOT_SCALAR = ("cpu", "memory", "ephemeral-storage", "pods")
 DEFAULTS: Amounts = {"cpu": Fraction(NON_ZERO.cpu, 1000), "memory": Fraction(NON_ZERO.memory)}
 
 
@@ -100,9 +101,17 @@ def _keep_larger(into: dict[str, Fraction], other: Amounts) -> None:
 
 
 def resources_of(amounts: Amounts) -> Resources:
-    """cpu in millicores, memory and ephemeral-storage in bytes, each rounded up."""
+    """cpu in millicores, memory and ephemeral-storage in bytes, each rounded up; the other
+    (scalar) resources by name, in units (Quantity.Value)."""
     return Resources(
         math.ceil(amounts.get("cpu", Fraction(0)) * 1000),
         math.ceil(amounts.get("memory", Fraction(0))),
         math.ceil(amounts.get("ephemeral-storage", Fraction(0))),
+        tuple(sorted((n, math.ceil(a)) for n, a in amounts.items() if n not in NOT_SCALAR and a)),
     )
+
+
+def is_extended(name: str) -> bool:
+    """v1helper.IsExtendedResourceName (k8s.io/kubernetes pkg/apis/core/v1/helper/helpers.go):
+    qualified, not native (no kubernetes.io/ domain), not a quota `requests.` name."""
+    return "/" in name and "kubernetes.io/" not in name and not name.startswith("requests.")

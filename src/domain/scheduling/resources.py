@@ -21,14 +21,33 @@ class Resources:
     cpu: int = 0  # millicores (Quantity.MilliValue: rounded up)
     memory: int = 0  # bytes (Quantity.Value: rounded up)
     storage: int = 0  # ephemeral-storage, bytes
+    # fit.go's ScalarResources, by name: extended resources (a classic device plugin's),
+    # hugepages, names under kubernetes.io/ (DRA's implicit extended resource names among them)
+    scalar: tuple[tuple[str, int], ...] = ()
 
     def __add__(self, other: "Resources") -> "Resources":
+        scalar = dict(self.scalar)
+        for name, amount in other.scalar:
+            scalar[name] = scalar.get(name, 0) + amount
         return Resources(
-            self.cpu + other.cpu, self.memory + other.memory, self.storage + other.storage
+            self.cpu + other.cpu,
+            self.memory + other.memory,
+            self.storage + other.storage,
+            tuple(sorted(scalar.items())),
         )
 
     def named(self) -> tuple[tuple[str, int], ...]:
-        return (("cpu", self.cpu), ("memory", self.memory), ("ephemeral-storage", self.storage))
+        return (
+            ("cpu", self.cpu),
+            ("memory", self.memory),
+            ("ephemeral-storage", self.storage),
+            *self.scalar,
+        )
+
+    def without(self, names: "frozenset[str]") -> "Resources":
+        """These resources less the scalar ones named (those DRA serves instead)."""
+        kept = tuple((n, a) for n, a in self.scalar if n not in names)
+        return self if kept == self.scalar else attrs.evolve(self, scalar=kept)
 
 
 # pkg/scheduler/util/pod_resources.go: DefaultMilliCPURequest, DefaultMemoryRequest
@@ -51,6 +70,12 @@ class PodRequests:
     requested: Resources = Resources()  # what Fit checks, what the node's Requested gains
     scored: Resources = NON_ZERO  # cpu, memory as NodeResourcesFit's LeastAllocated scores it
     held: Resources = NON_ZERO  # cpu, memory it adds to its node's NonZeroRequested
+
+    def without(self, names: frozenset[str]) -> "PodRequests":
+        """These requests less the scalar resources named (those DRA serves instead)."""
+        return PodRequests(
+            self.requested.without(names), self.scored.without(names), self.held.without(names)
+        )
 
     @property
     def best_effort(self) -> bool:
@@ -86,6 +111,6 @@ def insufficient(pod: PodRequests, allocatable: Allocatable, usage: Usage) -> tu
     have = dict(allocatable.resources.named())
     used = dict(usage.requested.named())
     for name, wanted in pod.requested.named():
-        if wanted > 0 and wanted > have[name] - used[name]:
+        if wanted > 0 and wanted > have.get(name, 0) - used.get(name, 0):
             reasons.append(f"Insufficient {name}")
     return tuple(reasons)

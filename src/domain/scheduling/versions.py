@@ -1,13 +1,14 @@
 """Which kube-scheduler simulate decides as: a Kubernetes version, its DRA feature gates, and the
 allocator variant those select.
 
-Gate defaults are those of k8s.io/kubernetes pkg/features/kube_features.go at v1.34.3 and
-v1.36.3 (DRA gates only: the others change no DRA decision simulate makes). The scheduler turns
+Gate defaults are those of k8s.io/kubernetes pkg/features/kube_features.go at v1.34.3, v1.36.3
+and v1.37.2 (DRA gates only: the others change no DRA decision simulate makes). The scheduler turns
 gates into allocator features in pkg/scheduler/framework/plugins/dynamicresources
 (dynamicresources.go: v1.34.3 PreFilter's `structured.Features{...}`, v1.36.3
-`AllocatorFeatures`), and `structured.NewAllocator` (k8s.io/dynamic-resource-allocation
-structured/allocator.go) takes the first variant, most stable first, whose SupportedFeatures
-cover every feature that is on (structured/internal/{stable,incubating,experimental}).
+`AllocatorFeatures`; v1.37.2 alike, with more features), and `structured.NewAllocator`
+(k8s.io/dynamic-resource-allocation structured/allocator.go) takes the first variant, most
+stable first, whose SupportedFeatures cover every feature that is on
+(structured/internal/{stable,incubating,experimental}).
 """
 
 from collections.abc import Mapping
@@ -20,7 +21,8 @@ from npu_dra.domain.scheduling.scoring import V134_SCORING, V136_SCORING, Scorin
 
 V134 = "v1.34.3"
 V136 = "v1.36.3"
-VERSIONS = (V134, V136)
+V137 = "v1.37.2"  # decided by v1.36.3's allocator and scoring rules (SchedulerVersion)
+VERSIONS = (V134, V136, V137)
 DEFAULT_VERSION = V134
 
 # gate -> default, per version (kube_features.go; a gate missing here is unknown to that version)
@@ -53,8 +55,48 @@ GATE_DEFAULTS: Mapping[str, Mapping[str, bool]] = {
         "DRASchedulerFilterTimeout": True,
         "DRAWorkloadResourceClaims": False,
     },
+    V137: {
+        "DRAAdminAccess": True,  # GA, locked to true
+        "DRAConsumableCapacity": True,
+        "DRADerivedAttributes": False,
+        "DRADeviceBindingConditions": True,
+        "DRADeviceCompatibilityGroups": False,
+        "DRADeviceTaintRules": True,  # GA
+        "DRADeviceTaints": True,  # GA
+        "DRAExtendedResource": True,  # GA, locked to true
+        # beta, on only from compatibility version 1.37 (MinCompatibilityVersion): a 1.37
+        # binary's default compatibility version is 1.36
+        "DRAFractionalCapacityRange": False,
+        "DRAListTypeAttributes": False,
+        "DRANodeAllocatableResources": False,
+        "DRAOptionalNodeOperations": False,
+        "DRAPartitionableDevices": True,
+        "DRAPartitionableDevicesType": False,
+        "DRAPrioritizedList": True,  # GA, locked to true
+        "DRAResourceClaimDeviceStatus": True,  # GA, locked to true
+        "DRAResourceClaimGranularStatusAuthorization": True,
+        "DRAResourcePoolStatus": False,
+        "DRASchedulerFilterTimeout": True,
+        "DRAWorkloadResourceClaims": False,
+    },
 }
-LOCKED: Mapping[str, frozenset[str]] = {V134: frozenset(), V136: frozenset({"DRAAdminAccess"})}
+LOCKED: Mapping[str, frozenset[str]] = {
+    V134: frozenset(),
+    V136: frozenset({"DRAAdminAccess"}),
+    V137: frozenset(
+        {"DRAAdminAccess", "DRAExtendedResource", "DRAPrioritizedList"}
+        | {"DRAResourceClaimDeviceStatus"}
+    ),
+}
+# Gates whose allocator features simulate does not model: turning one on is refused.
+UNMODELLED: Mapping[str, frozenset[str]] = {
+    V134: frozenset(),
+    V136: frozenset(),
+    V137: frozenset(
+        {"DRADerivedAttributes", "DRADeviceCompatibilityGroups", "DRAFractionalCapacityRange"}
+        | {"DRAOptionalNodeOperations", "DRAPartitionableDevicesType"}
+    ),
+}
 
 # variant -> the allocator features it supports, most stable first, per version
 VARIANTS: Mapping[str, tuple[tuple[str, frozenset[str]], ...]] = {
@@ -76,6 +118,26 @@ VARIANTS: Mapping[str, tuple[tuple[str, frozenset[str]], ...]] = {
             frozenset(
                 {"AdminAccess", "PrioritizedList", "Partitionable", "Taints"}
                 | {"DeviceBindingAndStatus", "ConsumableCapacity"}
+            ),
+        ),
+    ),
+    # k8s.io/dynamic-resource-allocation v0.37.2 structured/internal/*/allocator_*.go
+    V137: (
+        ("stable", frozenset({"AdminAccess", "PrioritizedList", "Partitionable", "Taints"})),
+        (
+            "incubating",
+            frozenset(
+                {"AdminAccess", "PrioritizedList", "Partitionable", "Taints"}
+                | {"DeviceBindingAndStatus", "ConsumableCapacity", "FractionalCapacityRange"}
+            ),
+        ),
+        (
+            "experimental",
+            frozenset(
+                {"AdminAccess", "PrioritizedList", "Partitionable", "Taints"}
+                | {"DeviceBindingAndStatus", "ConsumableCapacity", "FractionalCapacityRange"}
+                | {"ListTypeAttributes", "OptionalNodeOperations", "DerivedAttributes"}
+                | {"CompatibilityGroups"}
             ),
         ),
     ),
@@ -150,6 +212,11 @@ def scheduler_version(
             raise GateError(
                 f"--feature-gates: {gate} is locked to {str(defaults[gate]).lower()} in {name}"
             )
+        if gate in UNMODELLED[name] and value:
+            raise GateError(
+                f"--feature-gates: {gate}=true: simulate does not model that allocator feature "
+                f"of {name}"
+            )
         chosen[gate] = value
     return SchedulerVersion(name, chosen, _variant(name, chosen))
 
@@ -178,6 +245,14 @@ def _variant(version: str, gates: Mapping[str, bool]) -> str:
         features |= {"DeviceBinding": binding, "DeviceStatus": status}
     else:
         features["DeviceBindingAndStatus"] = binding and status
+    if version == V137:  # v1.37.2 dynamicresources.go AllocatorFeatures
+        features |= {
+            "FractionalCapacityRange": gates["DRAFractionalCapacityRange"],
+            "ListTypeAttributes": gates["DRAListTypeAttributes"],
+            "OptionalNodeOperations": gates["DRAOptionalNodeOperations"],
+            "DerivedAttributes": gates["DRADerivedAttributes"],
+            "CompatibilityGroups": gates["DRADeviceCompatibilityGroups"],
+        }
     wanted = {name for name, on in features.items() if on}
     for variant, supported in VARIANTS[version]:
         if wanted <= supported:

@@ -83,3 +83,40 @@ def test_gates_are_parsed_as_kube_scheduler_takes_them() -> None:
     for bad in ("DRADeviceTaints", "DRADeviceTaints=yes", "=true"):
         with pytest.raises(GateError, match="--feature-gates"):
             parse_gates(bad)
+
+
+def test_v1_37_defaults_as_its_kube_features_go_has_them() -> None:
+    """k8s.io/kubernetes v1.37.2 pkg/features/kube_features.go: DeviceTaints and DeviceTaintRules
+    GA, ExtendedResource GA and locked; the new alpha gates off."""
+    version = scheduler_version("1.37")
+    assert version.version == "v1.37.2"
+    for gate in ("DRADeviceTaints", "DRADeviceTaintRules", "DRAExtendedResource"):
+        assert version.on(gate)
+    for gate in ("DRADerivedAttributes", "DRADeviceCompatibilityGroups"):
+        assert not version.on(gate)
+    assert not version.on("DRAFractionalCapacityRange")  # on only at compatibility 1.37
+    assert version.variant == "incubating"
+    assert scheduler_version("v1.37.2").version == "v1.37.2"
+    assert scheduler_version().version == "v1.34.3"  # not the default
+
+
+def test_v1_37_locks_what_went_ga_locked() -> None:
+    for gate in ("DRAExtendedResource", "DRAPrioritizedList", "DRAResourceClaimDeviceStatus"):
+        with pytest.raises(GateError, match=f"{gate} is locked to true in v1.37.2"):
+            scheduler_version("1.37", {gate: False})
+    assert not scheduler_version("1.37", {"DRADeviceTaints": False}).on("DRADeviceTaints")
+
+
+def test_v1_37_refuses_allocator_features_simulate_does_not_model() -> None:
+    for gate in (
+        "DRADerivedAttributes",
+        "DRADeviceCompatibilityGroups",
+        "DRAFractionalCapacityRange",
+    ):
+        with pytest.raises(GateError, match=f"{gate}=true: simulate does not model"):
+            scheduler_version("1.37", {gate: True})
+
+
+def test_v1_37_decides_by_v1_36s_rules() -> None:
+    assert scheduler_version("1.37").allocator == scheduler_version("1.36").allocator
+    assert scheduler_version("1.37").scoring == scheduler_version("1.36").scoring

@@ -34,3 +34,21 @@ def test_no_warning_where_the_gate_is_on(tmp_path: Path) -> None:
         code, _, err = simulate("--scenario", str(path), "--no-prepare", *flags)
         assert code == 0, err
         assert "warning" not in err
+
+
+def test_the_warning_is_in_the_json_and_yaml_documents_too(tmp_path: Path) -> None:
+    """A CI job reading the document sees what stderr said (issue 46: warnings in every form)."""
+    import json
+
+    import yaml
+
+    path = tmp_path / "scenario.yaml"
+    path.write_text(SCENARIO)
+    for output, load in (("json", json.loads), ("yaml", yaml.safe_load)):
+        code, out, err = simulate("--scenario", str(path), "--no-prepare", "-o", output)
+        assert code == 0, err
+        [warning] = load(out)["warnings"]
+        assert warning.startswith("node v1 asks for vNPUs (vnpu: 910B4), but ")
+    flags = ("--kubernetes-version", "1.36")
+    code, out, err = simulate("--scenario", str(path), "--no-prepare", "-o", "json", *flags)
+    assert json.loads(out)["warnings"] == []

@@ -120,7 +120,7 @@ def test_explain_gives_the_numbers(tmp_path: Path) -> None:
         (pod("p", "{requests: {cpu: '2'}, limits: {cpu: '1'}}"), "requests.cpu", "limit of 1"),
         (pod("p", "{requests: {cpu: '-1'}}"), "requests.cpu", "greater than or equal to 0"),
         (pod("p", "{requests: {cpu: lots}}"), "requests.cpu", "not a Kubernetes quantity"),
-        (node("n", "  allocatable: {nvidia.com/gpu: '1'}\n"), "allocatable", "simulate models"),
+        (node("n", "  allocatable: {hugepages-2Mi: 1Gi}\n"), "allocatable", "simulate models"),
     ],
 )
 def test_resources_the_api_server_refuses_are_refused(

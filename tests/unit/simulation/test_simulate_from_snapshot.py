@@ -58,7 +58,7 @@ def test_pending_pods_are_scheduled_in_creation_order_around_what_is_held() -> N
     # 3 NPUs: node-a has 2 free (its claim holds 2), node-b is cordoned.
     assert decided["demo/first"]["status"] == "Pending"
     assert decided["demo/first"]["reason"] == (
-        "0/3 nodes are available: 1 node(s) had untolerated taint(s), 2 cannot allocate all claims."
+        "0/3 nodes are available: 1 node(s) were unschedulable, 2 cannot allocate all claims."
     )
     # The controller had made second's claim already: it is used, not made again.
     assert devices(document, "demo/second") == [
@@ -176,8 +176,14 @@ def test_generate_goes_alone() -> None:
 
 def test_cordon_remove_and_unhealthy_flags_change_the_snapshot_before_scheduling() -> None:
     # node-a cordoned: second (2 NPUs) has nowhere to go; the GPU pod still fits on node-c.
-    cordoned = pods(run("--cordon", "node-a"))
+    cordoned = pods(run("--cordon", "node-a", "--explain"))
     assert cordoned["demo/second"]["status"] == "Pending"
+    # NodeUnschedulable runs before TaintToleration (kube-scheduler v1.34.3,
+    # plugins/nodeunschedulable/node_unschedulable.go): its words, not the taint's.
+    assert "2 node(s) were unschedulable" in cordoned["demo/second"]["reason"]
+    assert {"reason": "the node is unschedulable (cordoned)", "nodes": ["node-a", "node-b"]} in (
+        cordoned["demo/second"]["explain"]
+    )
     assert cordoned["demo/on-gpu"]["node"] == "node-c"
     # node-c removed: the GPU pod is left pending, nothing else changes.
     removed = run("--remove-node", "node-c")

@@ -89,21 +89,54 @@ def test_required_affinity_waits_for_a_matching_pod_unless_it_is_the_first(
     tmp_path: Path,
 ) -> None:
     follows_web = anti(ZONE, kind="podAffinity")
-    pods = decided(
-        tmp_path,
-        zoned("a1", "a"),
-        zoned("b1", "b"),
-        pod("cache", follows_web, labels="{app: cache}"),
-        pod("first", follows_web),  # matches its own term: may go anywhere
-        pod("second", follows_web),
-    )
-    assert pods["cache"] == (
+    documents = (zoned("a1", "a"), zoned("b1", "b"))
+    alone = decided(tmp_path, *documents, pod("cache", follows_web, labels="{app: cache}"))
+    assert alone["cache"] == (
         None,
         0,
         "0/2 nodes are available: 2 node(s) didn't match pod affinity rules.",
     )
+    pods = decided(
+        tmp_path,
+        *documents,
+        pod("cache", follows_web, labels="{app: cache}"),
+        pod("first", follows_web),  # matches its own term: may go anywhere
+        pod("second", follows_web),
+    )
     assert pods["first"] == ("a1", 2, None)
     assert pods["second"] == ("a1", 1, None)
+    # The scheduler retries cache once a pod its affinity selects is bound (InterPodAffinity's
+    # queueing hint, kube-scheduler v1.34.3 plugins/interpodaffinity/plugin.go
+    # isSchedulableAfterPodChange): after the pods that were waiting behind it, which took a1's
+    # two NPUs.
+    assert pods["cache"] == (
+        None,
+        0,
+        "0/2 nodes are available: 1 cannot allocate all claims, "
+        "1 node(s) didn't match pod affinity rules.",
+    )
+    roomy = (node("a1", labels=f"{{{ZONE}: a}}", count=4), zoned("b1", "b"))
+    retried = decided(
+        tmp_path,
+        *roomy,
+        pod("cache", follows_web, labels="{app: cache}"),
+        pod("first", follows_web),
+        pod("second", follows_web),
+    )
+    assert retried["cache"] == ("a1", 1, None)
+
+
+def test_a_retried_pod_keeps_the_claim_made_for_it(tmp_path: Path) -> None:
+    follows_web = anti(ZONE, kind="podAffinity")
+    document = run(
+        tmp_path,
+        zoned("a1", "a"),
+        pod("cache", follows_web, labels="{app: cache}"),
+        pod("first", follows_web),
+    )
+    [cache] = [p for p in document["pods"] if p["pod"] == "t/cache"]
+    assert cache["node"] == "a1"
+    assert len([r for r in document["allocations"] if r["pod"] == "t/cache"]) == 1
 
 
 def test_a_bound_pods_anti_affinity_refuses_the_pods_it_selects(tmp_path: Path) -> None:

@@ -236,3 +236,17 @@ def test_an_all_subrequest_lists_its_own_devices_only_from_v1_36(tmp_path: Path)
     assert decided(document) == {"first": ("Bound", ["npu-0", "npu-1"]), "second": ("Pending", [])}
     _, document, err = simulate(tmp_path, NEAR_OR_FAR, "--kubernetes-version", "1.36")
     assert decided(document)["second"] == ("Bound", ["npu-2", "npu-3"]), err
+
+
+def test_simulate_runs_the_built_in_scenario_as_v1_37() -> None:
+    import contextlib
+    import io
+    import json
+
+    from npu_dra.app.cli import main
+
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(io.StringIO()):
+        code = main(["simulate", "--kubernetes-version", "1.37", "--no-prepare", "-o", "json"])
+    assert code == 0
+    assert json.loads(out.getvalue())["decidedAs"]["kubernetesVersion"] == "v1.37.2"
