@@ -345,6 +345,8 @@ def _device_plugin(node: str) -> Iterator[tuple[FakeKubelet, Running]]:
             f"--dev-root={host.root / 'dev'}",
             f"--sysfs-root={host.root / 'sys'}",
             f"--cdi-root={host.cdi}",
+            # the fake node's own lock: a plugin on this machine's host paths is not its concern
+            f"--api-lock-dir={host.root / 'api-lock'}",
         ]
         plugin = Running("npu-dra", "", (), kubelet.dir, spawn_plugin(argv, host.log), host.log)
         try:
