@@ -1,4 +1,4 @@
-"""adapters/cluster/kube/deferred_init: a package registered without running its __init__, whose
+"""adapters/deferred_init: a package registered without running its __init__, whose
 submodules import alone and whose own names run the __init__ on first use. Each test runs in a
 fresh interpreter: the test process has long imported `kubernetes` in full."""
 
@@ -17,7 +17,7 @@ def _run(code: str, tmp_path: Path) -> dict[str, object]:
         f"""
         import json, sys
         sys.path.insert(0, {str(tmp_path)!r})
-        from npu_dra.adapters.cluster.kube.deferred_init import defer_package_init
+        from npu_dra.adapters.deferred_init import defer_package_init
         {textwrap.indent(textwrap.dedent(code), "        ").strip()}
         print(json.dumps(result))
         """
