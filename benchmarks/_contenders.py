@@ -18,7 +18,7 @@ from pathlib import Path
 
 from tests.e2e.plugin_process import DRIVER as NPU_DRIVER
 from tests.e2e.plugin_process import fake_node, spawn_plugin, stop_group
-from tests.support.controlplane import log_tail
+from tests.support.controlplane import free_port, log_tail
 
 GO_DRIVER = "test-driver.cdi.k8s.io"  # the test driver's default --drivername
 DEVICES = 8
@@ -54,20 +54,40 @@ class Running:
         stop_group(self.popen)
 
 
-PER_POD = "npu-dra per-pod"  # its label: per-pod sockets, the chart's default
+PER_POD = "npu-dra deployed"  # its label: the chart's default configuration (below)
+# The chart's kubelet-plugin DaemonSet (deploy/manifests/50-daemonset.yaml), which the deployed
+# contender names: it is not created, so the plugin watches for it as for a deleted one.
+CHART_DAEMONSET = "ascend-npu-dra-kubeletplugin"
+
+
+def deployed_flags(node_uid: str, health_port: int) -> list[str]:
+    """What the chart's defaults add to the node's flags (deploy/helm/npu-dra/values.yaml,
+    rendered as deploy/manifests/50-daemonset.yaml): `--hardware auto` (DCMI where libdcmi.so
+    loads, else npu-smi: here npu-smi), the liveness port, `--seamless-upgrade auto` with the
+    pod's UID (per-pod sockets on a 1.33+ kubelet, asked of the Node's kubeletVersion) and the
+    DaemonSet watched for an uninstall. Sharing and vNPUs stay off, as there."""
+    return [
+        "--hardware=auto",
+        f"--healthcheck-port={health_port}",
+        "--seamless-upgrade=auto",
+        f"--pod-uid={node_uid}",
+        f"--daemonset-name={CHART_DAEMONSET}",
+        "--pod-namespace=default",
+    ]
 
 
 @contextlib.contextmanager
-def npu_dra(node: str, kubeconfig: Path, *, per_pod: bool = False) -> Iterator[Running]:
-    """npu-dra's plugin; `per_pod`: with per-pod socket names, as the chart deploys it on a 1.33+
-    kubelet (`--seamless-upgrade on`: state steps take the lock two instances share)."""
+def npu_dra(node: str, kubeconfig: Path, *, deployed: bool = False) -> Iterator[Running]:
+    """npu-dra's plugin; `deployed`: in the chart's default configuration (deployed_flags),
+    whose per-pod sockets make each state step also take the lock two instances share."""
     with fake_node(node) as host:
         argv = host.argv(kubeconfig, health_interval_s=NPU_HEALTH_INTERVAL_S)
-        if per_pod:
-            argv += ["--seamless-upgrade=on", f"--pod-uid={uuid.uuid4()}"]
+        if deployed:
+            argv = [a for a in argv if not a.startswith(("--hardware=", "--healthcheck-port="))]
+            argv += deployed_flags(str(uuid.uuid4()), free_port())
         popen = spawn_plugin([*argv, "--claim-prefetch"], host.log)
         plugin = Running(
-            PER_POD if per_pod else "npu-dra",
+            PER_POD if deployed else "npu-dra",
             NPU_DRIVER,
             tuple(f"npu-{n}" for n in range(DEVICES)),
             host.registry,

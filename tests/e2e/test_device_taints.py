@@ -205,8 +205,17 @@ def test_an_alarm_taints_the_npu_and_keeps_an_untolerating_pod_off_it_until_it_r
             )
 
 
-def test_the_plugin_asked_the_server_and_said_it_taints(tainting: TaintNode) -> None:
-    assert "serves device taints" in tainting.plugin.tail(400)
+def test_the_plugin_asks_the_server_with_the_first_alarm_and_says_it_taints(
+    tainting: TaintNode,
+) -> None:
+    """Asked once a device is not healthy (a healthy pool publishes the same either way)."""
+    tainting.smi.set_health(FLIPPED, "Alarm")
+    try:
+        tainting.wait(
+            lambda: "serves device taints" in tainting.plugin.tail(400), "the plugin said it"
+        )
+    finally:
+        tainting.smi.set_health(FLIPPED, "OK")
     support = KubeDeviceTaintSupport(tainting.plane.api_client)
     node = NodeName(tainting.node.name)
     assert support.serves_device_taints(node=node, driver=DriverName(DRIVER)) is True

@@ -23,6 +23,7 @@ from npu_dra.adapters.grpc.gen.dra.v1 import api_pb2 as dra_v1
 from npu_dra.adapters.grpc.gen.dra.v1 import api_pb2_grpc as dra_v1_grpc
 from npu_dra.adapters.grpc.gen.pluginregistration import api_pb2 as reg
 from npu_dra.adapters.grpc.gen.pluginregistration import api_pb2_grpc as reg_grpc
+from npu_dra.adapters.grpc.serve_thread import start_named
 from npu_dra.adapters.grpc.sockets import unix_target
 
 log = logging.getLogger(__name__)
@@ -114,7 +115,7 @@ class LivenessServer:
         server = grpc.server(futures.ThreadPoolExecutor(2, "health"))
         health_pb2_grpc.add_HealthServicer_to_server(self._servicer, server)
         self.port = server.add_insecure_port(self._address)
-        server.start()
+        start_named(server, "health")
         self._server = server
         log.info("health: serving grpc.health.v1 on port %d", self.port)
 

@@ -28,6 +28,7 @@ from typing import Any
 import grpc
 
 from npu_dra.adapters.atomic import ensure_dir
+from npu_dra.adapters.grpc.serve_thread import start_named
 
 log = logging.getLogger(__name__)
 
@@ -120,7 +121,7 @@ class UnixGrpcServer:
             try:
                 for path in self.paths:
                     server.add_insecure_port(unix_target(path))
-                server.start()
+                start_named(server, self._name)
             finally:
                 os.umask(previous)
         for path in self.paths:

@@ -80,11 +80,13 @@ class KubeletPlugin:
             # The DRA and registration sockets, on one server: the kubelet dials the DRA
             # endpoint as soon as it sees the registration socket, and finds it answering.
             self._node.plugin_server()
+            # Publishing next: what follows is not needed before the pool is visible, and the
+            # publish's API calls overlap it.
+            self._node.pool_maintenance()
             self._node.dead_instances_removed()
             liveness = self._node.liveness_server()
             self._node.event_worker()
             self._node.metrics_server()
-            self._node.pool_maintenance()
             self._node.uninstall_watch()
         except (OSError, RuntimeError, DomainError) as error:  # grpc: a failed bind
             raise StartupError(f"cannot serve: {error}") from error

@@ -6,6 +6,8 @@ from npu_dra.app.services.chip_sharing.forms import SharingForms
 from npu_dra.app.services.device_taints import TaintMode
 from npu_dra.app.services.inventory import InventoryCache
 from npu_dra.domain.chip_sharing.policy import SharingPolicy
+from npu_dra.domain.device import Health, NodeInventory
+from npu_dra.domain.device_taints import TaintPolicy
 from npu_dra.domain.errors import DomainError
 from npu_dra.domain.ids import DriverName
 from npu_dra.domain.pool import ResourceSlice, desired_slices
@@ -33,7 +35,7 @@ class PoolPublisher:
 
     def publish(self, *, refresh: bool = True) -> tuple[ResourceSlice, ...]:
         current = self._inventory.refresh() if refresh else self._inventory.current()
-        taints = self._taints.policy(current.node) if self._taints is not None else None
+        taints = self._taint_policy(current)
         sharing = self._sharing.policy(current) if self._sharing is not None else None
         desired = desired_slices(
             current, driver=self._driver, generation=0, taints=taints, sharing=sharing
@@ -43,6 +45,14 @@ class PoolPublisher:
         devices = sum(len(s.devices) for s in stored)
         log.info("published pool %s: %d slice(s), %d device(s)", current.node, len(stored), devices)
         return stored
+
+    def _taint_policy(self, inventory: NodeInventory) -> TaintPolicy | None:
+        """The taint policy, asked of the API server only once a device is not healthy: no
+        device of a healthy pool carries a taint, so its slices are the same either way, and a
+        start on healthy hardware publishes without waiting for the question (issue 49)."""
+        if self._taints is None or all(d.health is Health.HEALTHY for d in inventory.devices):
+            return None
+        return self._taints.policy(inventory.node)
 
     def sharing_changed(self) -> bool:
         """Whether the shared chips' forms differ from those last published: claims holding a

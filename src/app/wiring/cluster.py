@@ -3,7 +3,7 @@ and the adapters over it (cluster, device taints, consumable capacity, events), 
 pool for all."""
 
 from collections.abc import Callable, Iterator
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 from npu_dra.app.options import Settings
 from npu_dra.domain.ports import (
@@ -107,8 +107,8 @@ def kube_claim_status(api: object) -> ClaimStatusWriter:
 
 
 def memory_claim_status(cluster: object) -> ClaimStatusWriter:
+    """Over the in-memory API, or a test's stand-in that hands its calls on to one."""
     from npu_dra.adapters.cluster.memory import MemoryCluster
     from npu_dra.adapters.cluster.memory_claim_status import MemoryClaimStatus
 
-    assert isinstance(cluster, MemoryCluster)
-    return MemoryClaimStatus(cluster)
+    return MemoryClaimStatus(cast(MemoryCluster, cluster))

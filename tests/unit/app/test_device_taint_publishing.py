@@ -107,6 +107,21 @@ def test_a_failed_question_decides_nothing_and_is_asked_again_on_the_next_publis
     assert published(cluster)["npu-0"] == ["Unhealthy:NoSchedule"]
 
 
+def test_a_healthy_pool_is_published_without_asking_and_the_first_alarm_asks() -> None:
+    """No device of a healthy pool carries a taint either way, so a start on healthy hardware
+    does not wait for the question (a dry-run create: issue 49)."""
+    cluster = MemoryCluster(device_taints=True)
+    support = CountingSupport(True)
+    pool, hardware = publisher(cluster, support)
+    pool.publish()
+    assert support.asked == 0
+    assert published(cluster) == {"npu-0": [], "npu-1": [], "npu-2": []}
+    hardware.set_health(1, Health.UNHEALTHY)
+    pool.publish()
+    assert support.asked == 1
+    assert published(cluster)["npu-1"] == ["Unhealthy:NoSchedule"]
+
+
 def test_with_device_taints_off_the_api_is_never_asked() -> None:
     cluster = MemoryCluster()
     support = CountingSupport(True)

@@ -92,7 +92,7 @@ class NpuSmiRunner:
         """Run `commands` concurrently; the first failure (in `commands` order) is raised."""
         if not commands:
             return ()
-        with ThreadPoolExecutor(max_workers=len(commands)) as pool:
+        with ThreadPoolExecutor(len(commands), thread_name_prefix="npu-smi") as pool:
             futures = [pool.submit(self.run, args, timeout=timeout) for args in commands]
             return tuple(future.result() for future in futures)
 
