@@ -66,7 +66,7 @@ class NodeContainer(containers.DeclarativeContainer):
     node_directory: providers.Dependency[NodeDirectory | None] = providers.Dependency(
         default=providers.Object(None)
     )
-    # Where the plugin's DaemonSet is watched (README "Uninstalling"); None: nowhere.
+    # Where the plugin's DaemonSet is watched (docs/uninstall.md); None: nowhere.
     daemonset_watcher: providers.Dependency[DaemonSetWatcher | None] = providers.Dependency(
         default=providers.Object(None)
     )
