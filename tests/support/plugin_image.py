@@ -30,8 +30,10 @@ import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
+from tests.support.version import IMAGE, VERSION
+
 REPO = Path(__file__).resolve().parents[2]
-TAG = "docker.io/library/npu-dra:0.1.0"  # deploy/manifests' image, normalised as CRI does
+TAG = f"docker.io/library/{IMAGE}"  # deploy/manifests' image, normalised as CRI does
 SUITE = "bookworm"  # Debian 12: python3 is 3.11, as in the Dockerfile's base image
 PACKAGES = ("python3", "python3-pip")
 EXCLUDES = ("/usr/share/doc/*", "/usr/share/man/*", "/usr/share/locale/*", "/usr/share/info/*")
@@ -123,7 +125,7 @@ def build_image(cache: Path, arch: str, *, context: Path = REPO, name: str | Non
     """The Dockerfile of `context` (the working tree, or a release's exported tree) built for
     linux/`arch` on the local base, unless the image of that name was built from the same
     inputs (`context_digest`); the image's name."""
-    name = name or f"localhost/npu-dra:0.1.0-{arch}"
+    name = name or f"localhost/npu-dra:{VERSION}-{arch}"
     with build_lock(cache):
         ensure_emulation(arch)
         base = base_image(cache, arch)
