@@ -32,7 +32,12 @@ def build_parser() -> argparse.ArgumentParser:
         prog="npu-dra",
         description="Kubernetes DRA driver and device plugin for Huawei Ascend NPUs",
     )
-    parser.add_argument("--version", action=_Version, nargs=0, help="print the version and the commit it was built from, and exit")
+    parser.add_argument(
+        "--version",
+        action=_Version,
+        nargs=0,
+        help="print the version and the commit it was built from, and exit",
+    )
     subparsers = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for name in _COMMANDS:
         importlib.import_module(f"npu_dra.app.commands.{name}").register(subparsers)

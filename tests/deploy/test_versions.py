@@ -10,7 +10,14 @@ import re
 
 import yaml
 
-from tests.deploy.objects import DEVICE_PLUGIN_DAEMONSET, MANIFESTS, container, load, manifests, only
+from tests.deploy.objects import (
+    DEVICE_PLUGIN_DAEMONSET,
+    MANIFESTS,
+    container,
+    load,
+    manifests,
+    only,
+)
 from tests.support.releases import latest
 from tests.support.version import REPO, VERSION
 
@@ -58,4 +65,3 @@ def test_the_changelog_starts_with_this_version() -> None:
 
 def test_the_newest_release_is_not_newer_than_this_version() -> None:
     assert numbers(latest().tag.removeprefix("v")) <= numbers(VERSION)
-

@@ -38,12 +38,11 @@ def register(subparsers: "argparse._SubParsersAction[argparse.ArgumentParser]") 
 def run(args: argparse.Namespace) -> int:
     settings = settings_from(args)
     logs.configure(level=settings.log_level, fmt=settings.log_format)
+    from npu_dra.adapters.hardware.choose import backend_of
     from npu_dra.adapters.hardware.errors import ProbeError
     from npu_dra.app.container import container_for
     from npu_dra.domain.errors import DomainError
     from npu_dra.domain.ids import DriverName
-
-    from npu_dra.adapters.hardware.choose import backend_of
 
     try:
         hardware = container_for(settings).node.hardware()

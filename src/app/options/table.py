@@ -3,8 +3,8 @@
 `OPTIONS` joins the tables written by concern (node.py, kubelet.py, cluster.py,
 observability.py, simulate.py); `CONCERNS` names those concerns, the groups a command's `--help`
 shows its options under (in this order); `COMMANDS` lists each command's options in the order
-its `--help` shows them within a group. A flag wins over its env var, which wins over the default, on every command
-alike.
+its `--help` shows them within a group. A flag wins over its env var, which wins over the
+default, on every command alike.
 """
 
 import argparse
