@@ -84,6 +84,9 @@ def label_values() -> Mapping[str, str]:
         "chip": "the device's chip model (`910B4`, ...)",
         "state": _words(h.value for h in Health),
         "result": _words(("hit", "miss")),
+        "claim_namespace": "the prepared claim's namespace",
+        "claim_name": "the prepared claim's name (a claim made from a template for a pod is "
+        "named after the pod and owned by it)",
         "resource": "the device plugin's resource (`huawei.com/Ascend910`, ...)",
     }
 

@@ -9,7 +9,7 @@ so two plugins in one process (tests) never share series. The series are declare
 module-level data (name, help, labels, buckets), and built into each instance's registry.
 """
 
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from wsgiref.simple_server import WSGIServer
 
 import attrs
@@ -146,6 +146,11 @@ CLAIMS_DEVICE_GONE = GaugeSeries(
     "(after a reboot or a swap): their CDI specs are removed, their pods run without it.",
     (),
 )
+CLAIM_DEVICES = GaugeSeries(
+    "npu_dra_claim_device_info",
+    "1 for each device prepared for a claim on this node (which claim holds which device).",
+    ("claim_namespace", "claim_name", "device"),
+)
 CLAIM_PREFETCH = CounterSeries(
     "npu_dra_claim_prefetch_total",
     "New claims a prepare found read ahead when their pod was bound (hit), or read "
@@ -160,7 +165,7 @@ SERIES: tuple[_Series, ...] = (
     *(KUBELET_CALL_DURATION, KUBELET_CALLS_IN_FLIGHT, KUBELET_CALL_CLAIM_ERRORS),
     *(SLICE_PUBLISHES, SLICE_PUBLISH_FAILURES, PROBE_DURATION, PROBE_FAILURES),
     *(COMMAND_DURATION, COMMAND_FAILURES, API_RETRIES),
-    *(DEVICE_HEALTH, KUBELET_REGISTERED, CLAIMS_PREPARED, CLAIMS_DEVICE_GONE),
+    *(DEVICE_HEALTH, KUBELET_REGISTERED, CLAIMS_PREPARED, CLAIMS_DEVICE_GONE, CLAIM_DEVICES),
     *(CLAIM_PREFETCH, CLAIM_PREFETCH_READY),
     *(ALLOCATE_DURATION, ALLOCATE_ERRORS, LIST_AND_WATCH_UPDATES),
 )
@@ -241,6 +246,23 @@ class DeviceHealthCollector(Collector):
             for state in Health:
                 value = 1.0 if device.health is state else 0.0
                 family.add_metric([device.name, device.chip_name, state.value], value)
+        yield family
+
+
+class LabelledCollector(Collector):
+    """One gauge with labels: a value per label tuple `read` gives at scrape time."""
+
+    def __init__(
+        self, series: GaugeSeries, read: Callable[[], Iterable[tuple[Sequence[str], float]]]
+    ) -> None:
+        self._series, self._read = series, read
+
+    def collect(self) -> Iterator[GaugeMetricFamily]:
+        family = GaugeMetricFamily(
+            self._series.name, self._series.documentation, labels=list(self._series.labels)
+        )
+        for labels, value in self._read():
+            family.add_metric(list(labels), value)
         yield family
 
 

@@ -13,6 +13,7 @@ from wsgiref.simple_server import WSGIServer
 
 from npu_dra.adapters.grpc.registration_server import RegistrationState
 from npu_dra.adapters.metrics.prometheus import (
+    CLAIM_DEVICES,
     CLAIM_PREFETCH,
     CLAIM_PREFETCH_READY,
     CLAIMS_DEVICE_GONE,
@@ -20,6 +21,7 @@ from npu_dra.adapters.metrics.prometheus import (
     KUBELET_REGISTERED,
     CountsCollector,
     DeviceHealthCollector,
+    LabelledCollector,
     PrometheusMetrics,
     ValueCollector,
 )
@@ -50,6 +52,13 @@ def claims_device_gone(inventory: InventoryCache, checkpoints: CheckpointStore) 
     return float(sum(1 for claim in claims if gone_devices(claim, known)))
 
 
+def claim_devices(checkpoints: CheckpointStore) -> Iterator[tuple[tuple[str, str, str], float]]:
+    """(claim namespace, claim name, device) of every device prepared on this node."""
+    for claim in checkpoints.load().claims.values():
+        for device in dict.fromkeys(d.device for d in claim.devices):
+            yield (claim.ref.namespace, claim.ref.name, device), 1.0
+
+
 def watch_state(
     metrics: PrometheusMetrics,
     inventory: InventoryCache,
@@ -63,6 +72,7 @@ def watch_state(
     metrics.watch(
         ValueCollector(CLAIMS_DEVICE_GONE, lambda: claims_device_gone(inventory, checkpoints))
     )
+    metrics.watch(LabelledCollector(CLAIM_DEVICES, lambda: claim_devices(checkpoints)))
 
 
 def watch_prefetch(metrics: PrometheusMetrics, prefetch: ClaimPrefetch) -> None:
