@@ -66,7 +66,8 @@ def chart(out: Path) -> Path:
 
 def sbom(out: Path) -> Path:
     image = f"localhost/npu-dra-release:{VERSION}-amd64"
-    frozen = run_in_image(IMAGES_CACHE, image, "python3 -m pip freeze --all --disable-pip-version-check")
+    freeze = "python3 -m pip freeze --all --disable-pip-version-check"
+    frozen = run_in_image(IMAGES_CACHE, image, freeze)
     requirements = out / "image-requirements.txt"
     requirements.write_text(frozen)
     target = out / f"npu-dra-{VERSION}.cdx.json"
