@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import json
 import re
+import subprocess
+from pathlib import Path
 from typing import Any
 
 import yaml
@@ -69,3 +71,22 @@ def test_asked_for_they_carry_the_files_as_they_are(helm: Helm) -> None:
     rule: dict[str, Any] = only(rendered, "PrometheusRule")
     assert rule["spec"] == yaml.safe_load(RULES.read_text())
     assert rule["metadata"]["namespace"] == "ascend-dra"
+
+
+def check_rules(promtool: Path, groups: dict[str, Any], tmp_path: Path) -> str:
+    path = tmp_path / "rules.yaml"
+    path.write_text(yaml.safe_dump(groups))
+    result = subprocess.run(
+        [str(promtool), "check", "rules", str(path)], capture_output=True, text=True, check=False
+    )
+    return f"exit {result.returncode}: {result.stdout}{result.stderr}"
+
+
+def test_the_rendered_rules_pass_promtool(helm: Helm, promtool: Path, tmp_path: Path) -> None:
+    spec = only(helm.template(values=ENABLED), "PrometheusRule")["spec"]
+    rules = sum(len(group["rules"]) for group in spec["groups"])
+    checked = check_rules(promtool, spec, tmp_path)
+    assert checked.startswith("exit 0:"), checked
+    assert f"SUCCESS: {rules} rules found" in checked, checked
+    broken = {"groups": [{"name": "x", "rules": [{"alert": "A", "expr": "rate(x[5m]"}]}]}
+    assert not check_rules(promtool, broken, tmp_path).startswith("exit 0:")
