@@ -90,6 +90,10 @@ def checksums(out: Path, files: list[Path]) -> Path:
     return target
 
 
+def size(count: int) -> str:
+    return f"{count / 1e6:.1f} MB" if count >= 1e6 else f"{count / 1e3:.1f} kB"
+
+
 def main() -> int:
     commit = commit_of_clean_tree()
     out = REPO / "build" / "release" / VERSION
@@ -98,7 +102,7 @@ def main() -> int:
     files.append(sbom(out))
     checksums(out, files)
     for path in [*files, out / "SHA256SUMS"]:
-        print(f"{path.relative_to(REPO)}  {path.stat().st_size / 1e6:.1f} MB")
+        print(f"{path.relative_to(REPO)}  {size(path.stat().st_size)}")
     return 0
 
 
