@@ -141,13 +141,13 @@ def build_image(
         stamp = _stamp(cache, name)
         if _read(stamp) == digest and _exists(cache, name):
             return name
-        _build(cache, arch, context, name, base, commit)
+        _build(cache, arch, context, name, base, commit=commit)
         stamp.parent.mkdir(parents=True, exist_ok=True)
         stamp.write_text(digest)
     return name
 
 
-def _build(cache: Path, arch: str, context: Path, name: str, base: str, commit: str) -> None:
+def _build(cache: Path, arch: str, context: Path, name: str, base: str, *, commit: str) -> None:
     trust = [f"--volume={HOST_CA_BUNDLE}:{HOST_CA_BUNDLE}:ro"] if HOST_CA_BUNDLE.exists() else []
     _run(
         [
