@@ -6,6 +6,8 @@ renders them again and fails on any difference, naming this command).
   COMMANDS), with its environment variable and default;
 - metrics.md: every series the plugins serve (SERIES in src/adapters/metrics/prometheus.py)
   with its labels and the values each label takes;
+- device-attributes.md: every attribute and capacity a device can carry
+  (tools/reference_devices.py);
 - chart-values.md: every value of the chart (deploy/helm/npu-dra/values.schema.json, with the
   defaults of values.yaml).
 """
@@ -226,8 +228,15 @@ def _alternative(node: Mapping[str, Any]) -> str:
     return f"from {node['minimum']} " if "minimum" in node else "another form "
 
 
+def device_attributes_page() -> str:
+    from tools.reference_devices import device_attributes_page as render
+
+    return render()
+
+
 PAGES: Mapping[str, Callable[[], str]] = {
     "flags.md": flags_page,
+    "device-attributes.md": device_attributes_page,
     "metrics.md": metrics_page,
     "chart-values.md": chart_values_page,
 }
