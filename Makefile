@@ -13,7 +13,7 @@ PYTEST := $(BIN)/pytest -q -p no:cacheprovider
 # The e2e tier's units of work: a module each, the real node one (tests/support/tiers.py).
 E2E_DIST := --dist loadscope --no-loadscope-reorder
 
-.PHONY: simulate test check unit e2e real-node lint install protos bench clean
+.PHONY: simulate test check unit e2e real-node lint install protos bench release clean
 
 simulate: install ## run the offline simulation on its built-in default
 	$(BIN)/npu-dra simulate
@@ -54,6 +54,13 @@ lint: install
 
 bench: install ## print the benchmark figures
 	$(BIN)/python -m benchmarks
+
+# The release artifacts of this commit under build/release/<version>/ (tools/release.py): both
+# images as OCI archives, the packaged chart, a CycloneDX SBOM of the image's Python packages
+# and SHA256SUMS. cyclonedx-py is the release's own tool, so it is installed here, not in dev.
+release: install ## build/release/<version>/: images (OCI), chart, SBOM, checksums
+	$(BIN)/pip install -q 'cyclonedx-bom>=7,<8'
+	$(BIN)/python -m tools.release
 
 protos: install ## regenerate src/adapters/grpc/gen from protos/
 	$(BIN)/python tools/codegen.py

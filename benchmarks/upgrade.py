@@ -27,9 +27,10 @@ from tests.e2e.real_node.test_upgrade_on_real_node import (
     registration_sockets,
 )
 from tests.support.controlplane import wait_for
+from tests.support.version import VERSION
 
 ROUNDS = int(os.environ.get("NPU_DRA_BENCH_UPGRADES", "3"))
-TAGS = ("0.1.0", NEXT_TAG)
+TAGS = (VERSION, NEXT_TAG)
 
 
 def _upgrade(release: Release, tag: str) -> tuple[float, float]:

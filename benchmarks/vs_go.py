@@ -18,7 +18,7 @@ except for prepares/s).
   the claim read once, as the kubelet does before it calls the plugin, then the timed prepare.
   npu-dra runs with --claim-prefetch: its watch of the node's pods reads the claim at the
   binding, so the prepare pays no API read. In the rows above no pod names the claims, so
-  npu-dra reads each claim at prepare, exactly as with the prefetch off (README "Claim
+  npu-dra reads each claim at prepare, exactly as with the prefetch off (docs/operating.md "Claim
   prefetch"). The Go driver reads the claim at prepare in both. The floor has no such rows.
 * prepares/s with 8 concurrent callers, one claim each, prepare + unprepare in a loop.
 * CPU per call: plugin CPU per prepare+unprepare pair over the 1-claim phase.

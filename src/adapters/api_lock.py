@@ -75,8 +75,8 @@ class ApiLock:
         except BlockingIOError:
             raise ApiConflict(
                 f"{APIS[other]} serves this node's NPUs ({_owner(self._path(other, 'owner'))}): "
-                f"one API per node, or a chip could go to a pod of each. Stop it first (the "
-                f"README's 'One API per node' moves a node), or point --api-lock-dir "
+                f"one API per node, or a chip could go to a pod of each. Stop it first ("
+                f"docs/upgrade.md, 'One API per node', moves a node), or point --api-lock-dir "
                 f"(API_LOCK_DIR) elsewhere only if the two serve different nodes"
             ) from None
         finally:

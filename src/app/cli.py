@@ -15,20 +15,15 @@ from npu_dra.app.options import OptionError
 
 # Each module exposes register(subparsers) and sets `func` on its parser.
 _COMMANDS = ("simulate", "discover", "kubelet_plugin", "device_plugin")
-DISTRIBUTION = "npu-dra"
 
 
 class _Version(argparse.Action):
-    """`--version`, read from the installed distribution only when asked for."""
+    """`--version`: the version and the commit (app/version.py), read only when asked for."""
 
     def __call__(self, parser: argparse.ArgumentParser, *_: object) -> None:
-        from importlib.metadata import PackageNotFoundError, version
+        from npu_dra.app.version import version_text
 
-        try:
-            text = version(DISTRIBUTION)
-        except PackageNotFoundError:
-            text = "unknown (not installed)"
-        print(f"npu-dra {text}")  # on stdout, as `kubectl version` and `helm version` do
+        print(version_text())  # on stdout, as `kubectl version` and `helm version` do
         parser.exit()
 
 
@@ -37,7 +32,12 @@ def build_parser() -> argparse.ArgumentParser:
         prog="npu-dra",
         description="Kubernetes DRA driver and device plugin for Huawei Ascend NPUs",
     )
-    parser.add_argument("--version", action=_Version, nargs=0, help="print the version and exit")
+    parser.add_argument(
+        "--version",
+        action=_Version,
+        nargs=0,
+        help="print the version and the commit it was built from, and exit",
+    )
     subparsers = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for name in _COMMANDS:
         importlib.import_module(f"npu_dra.app.commands.{name}").register(subparsers)

@@ -3,7 +3,7 @@
 Where the API server serves `devices[].taints` (resource.k8s.io/v1; the DRADeviceTaints gate,
 on by default from 1.36), a device that is not usable stays in the pool with a taint, so the
 scheduler can tell "broken" from "gone" and a pod that tolerates the taint can still get it.
-The default table, written down here and in the README:
+The default table, written down here and in docs/health.md:
 
     health     npu-smi word           taint effect
     Healthy    OK                     none

@@ -47,7 +47,7 @@ class PluginMetrics(Protocol):
         ...
 
     def probe_done(self, *, backend: str, seconds: float, ok: bool) -> None:
-        """One hardware probe (`npu_smi`, `nvml`, `fake`) ended."""
+        """One hardware probe through `backend` (`dcmi`, `npu_smi`, `nvml`, `fake`) ended."""
         ...
 
     def allocate_done(self, *, resource: str, seconds: float, error_reason: str | None) -> None:

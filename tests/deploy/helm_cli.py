@@ -105,9 +105,11 @@ class Helm:
         namespace: str | None = None,
         values: Mapping[str, Any] | None = None,
         set_values: Iterable[str] = (),
+        chart: Path = CHART,
     ) -> str:
-        """`helm template` of the chart; `values` go in as a values file, `set_values` as --set."""
-        args = ["template", release, str(CHART)]
+        """`helm template` of the chart (or a copy of it at `chart`); `values` go in as a values
+        file, `set_values` as --set."""
+        args = ["template", release, str(chart)]
         if namespace:
             args += ["--namespace", namespace]
         if values:

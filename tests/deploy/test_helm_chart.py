@@ -47,11 +47,26 @@ def test_the_default_render_is_the_plain_manifests_plus_helm_labels(helm: Helm) 
         assert chart[object_key] == obj, object_key
 
 
-def test_the_release_name_and_namespace_do_not_change_the_default_objects(helm: Helm) -> None:
-    # The defaults name the seed's objects whatever the release, so the chart and
-    # deploy/manifests manage the same objects.
-    rendered = helm.template(release="other", namespace="elsewhere")
+def test_the_release_name_does_not_change_the_default_objects(helm: Helm) -> None:
+    # The defaults name the objects of deploy/manifests whatever the release, so the chart and
+    # the manifests manage the same objects.
+    rendered = helm.template(release="other")
     assert sorted(key(o) for o in rendered) == sorted(key(o) for o in manifests())
+
+
+def test_helm_install_n_puts_the_namespaced_objects_in_that_namespace(helm: Helm) -> None:
+    """`-n X`: the objects go to X, which Helm makes or finds, so the chart renders no
+    Namespace; the cluster-scoped objects and every name stay those of the manifests."""
+    rendered = helm.template(release="other", namespace="elsewhere")
+    assert "Namespace" not in {o["kind"] for o in rendered}
+    expected = [
+        (kind, "elsewhere" if namespace else "", name)
+        for kind, namespace, name in (key(o) for o in manifests())
+        if kind != "Namespace"
+    ]
+    assert sorted(key(o) for o in rendered) == sorted(expected)
+    for binding in (o for o in rendered if o["kind"].endswith("RoleBinding")):
+        assert {s["namespace"] for s in binding["subjects"]} == {"elsewhere"}
 
 
 @pytest.mark.parametrize(
@@ -75,6 +90,32 @@ def test_the_schema_rejects_a_bad_value(helm: Helm, setting: str, complaint: str
     with pytest.raises(HelmError, match="schema") as raised:
         helm.template(set_values=[setting])
     assert complaint in str(raised.value)
+
+
+@pytest.mark.parametrize(
+    ("values", "reasons"),
+    [
+        ({"metricsPort": 0}, ["at '/metricsPort': value must be -1", "got 0, want 1"]),
+        ({"healthcheckPort": 0}, ["at '/healthcheckPort': value must be -1", "got 0, want 1"]),
+        (
+            {"deviceProfile": "gpu", "devicePlugin": {"enabled": True}},
+            [
+                "at '/deviceProfile': value must be 'npu'",
+                "'/devicePlugin/enabled': value must be false",
+            ],
+        ),
+    ],
+)
+def test_a_refusal_says_what_would_be_accepted(
+    helm: Helm, values: dict[str, Any], reasons: list[str]
+) -> None:
+    """Not a bare `'not' failed` or `'allOf' failed`: helm prints each alternative's reason."""
+    with pytest.raises(HelmError, match="schema") as raised:
+        helm.template(values=values)
+    for reason in reasons:
+        assert reason in str(raised.value)
+    assert "'not' failed" not in str(raised.value)
+    assert "'allOf' failed" not in str(raised.value)
 
 
 def test_a_string_port_is_rejected_even_from_a_values_file(helm: Helm) -> None:

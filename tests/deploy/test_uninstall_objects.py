@@ -1,4 +1,4 @@
-"""What an uninstall needs from deploy/manifests and the chart (README "Uninstalling"): the
+"""What an uninstall needs from deploy/manifests and the chart (docs/uninstall.md): the
 plugin is told its own DaemonSet's name and namespace, may read that one DaemonSet and nothing
 more, and its pod is given time to outlive the pods using its devices."""
 

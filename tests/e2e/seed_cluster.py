@@ -18,6 +18,7 @@ from kubernetes import client
 from tests.e2e.plugin_process import DRIVER, FakeNode, PluginProcess
 from tests.support.controlplane import ControlPlane, wait_for
 from tests.support.kubelet import DraClient, WireClaim
+from tests.support.version import IMAGE
 
 MANIFESTS = Path(__file__).resolve().parents[2] / "deploy" / "manifests"
 NAMESPACE = "ascend-dra"
@@ -113,7 +114,7 @@ def pod_bound_kubeconfig(plane: ControlPlane, node: FakeNode) -> Path:
             spec=client.V1PodSpec(
                 service_account_name=ACCOUNT,
                 node_name=node.name,
-                containers=[client.V1Container(name="kubeletplugin", image="npu-dra:0.1.0")],
+                containers=[client.V1Container(name="kubeletplugin", image=IMAGE)],
             ),
         ),
     )

@@ -125,6 +125,38 @@ def test_the_examples_and_the_device_plugin_daemonset_apply_server_side(
     assert "compil" in refused.stderr.lower(), refused.stderr
 
 
+def test_the_example_pods_need_no_more_than_the_baseline_pod_security_level(
+    deployment: Deployment,
+) -> None:
+    """The CDI spec gives a pod its devices and the driver's files, so the examples mount no
+    host path and a namespace enforcing baseline admits them (the dry run runs admission)."""
+    plane = deployment.plane
+    baseline = plane.create_namespace(unique("npu-dra-baseline"))
+    try:
+        plane.kubectl("label", "namespace", baseline, "pod-security.kubernetes.io/enforce=baseline")
+        objects = load(sorted(EXAMPLES.glob("*.yaml")))
+        for obj in objects:
+            if "namespace" in obj["metadata"]:
+                obj["metadata"]["namespace"] = baseline
+        rendered = "\n---\n".join(json.dumps(obj) for obj in objects)
+        result = plane.kubectl(
+            "apply", "--server-side", "--dry-run=server", "-f", "-", input=rendered, check=False
+        )
+        assert result.returncode == 0, result.stderr
+        assert result.stdout.count("pod/") == 6, result.stdout
+        # The same namespace refuses a pod that mounts a host path, as the examples once did.
+        pod = only(load([EXAMPLES / "claim-template.yaml"]), "Pod")
+        pod["metadata"]["namespace"] = baseline
+        pod["spec"]["volumes"] = [{"name": "smi", "hostPath": {"path": "/usr/local/bin/npu-smi"}}]
+        refused = plane.kubectl(
+            "apply", "--server-side", "--dry-run=server", "-f", "-",
+            input=json.dumps(pod), check=False,
+        )  # fmt: skip
+        assert "violates PodSecurity" in refused.stderr, refused.stderr
+    finally:
+        plane.delete_namespace(baseline)
+
+
 @pytest.mark.timeout(1800)  # may build helm when tests/deploy did not run first
 def test_the_chart_applies_server_side(
     deployment: Deployment, tmp_path_factory: pytest.TempPathFactory

@@ -1,7 +1,7 @@
 """The Dockerfile itself, built by buildah for linux/amd64 and linux/arm64 on a local base (no
 registry here, see tests/support/plugin_image.py): each image's configured architecture is the
 one asked for, and `npu-dra --version` and `npu-dra discover` on a fake node run in it (the
-arm64 one under qemu-user emulation). Both images' sizes are printed for the README's figures."""
+arm64 one under qemu-user emulation). Both images' sizes are printed for docs/developing.md."""
 
 from __future__ import annotations
 

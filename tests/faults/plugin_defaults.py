@@ -17,6 +17,7 @@ import yaml
 from tests.e2e.seed_cluster import ACCOUNT, MANIFESTS, NAMESPACE
 from tests.faults.harness import FETCH_TIMEOUT_S
 from tests.support.controlplane import ControlPlane
+from tests.support.version import IMAGE
 
 DAEMONSET = ACCOUNT  # the name deploy/manifests give it, and its Role grants watching
 STOP_S = 30.0  # how long the test waits for a step before it fails
@@ -57,7 +58,7 @@ def apply_daemonset(plane: ControlPlane) -> None:
                 "metadata": {"labels": labels},
                 "spec": {
                     "nodeSelector": {"npu-dra.test/nowhere": "true"},
-                    "containers": [{"name": "kubeletplugin", "image": "npu-dra:0.1.0"}],
+                    "containers": [{"name": "kubeletplugin", "image": IMAGE}],
                 },
             },
         },

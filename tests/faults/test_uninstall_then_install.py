@@ -2,7 +2,7 @@
 the DaemonSet created again (the chart installed anew, or a manifest re-applied) before the
 pods using the node's devices ended. The uninstall is cancelled: the plugin opens its gate
 again, stops draining and stops as on any other SIGTERM, its claims and CDI specs kept for the
-next instance (README "Uninstalling").
+next instance (docs/uninstall.md).
 
 The node is wired as the plugin wires it (app/container.py: the DaemonSet watch, the gate, the
 drain), over in-memory adapters; the drain runs on its own thread, given the DaemonSet's fate as

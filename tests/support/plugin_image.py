@@ -30,8 +30,10 @@ import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
+from tests.support.version import IMAGE, VERSION
+
 REPO = Path(__file__).resolve().parents[2]
-TAG = "docker.io/library/npu-dra:0.1.0"  # deploy/manifests' image, normalised as CRI does
+TAG = f"docker.io/library/{IMAGE}"  # deploy/manifests' image, normalised as CRI does
 SUITE = "bookworm"  # Debian 12: python3 is 3.11, as in the Dockerfile's base image
 PACKAGES = ("python3", "python3-pip")
 EXCLUDES = ("/usr/share/doc/*", "/usr/share/man/*", "/usr/share/locale/*", "/usr/share/info/*")
@@ -119,30 +121,39 @@ def base_image(cache: Path, arch: str) -> str:
     return name
 
 
-def build_image(cache: Path, arch: str, *, context: Path = REPO, name: str | None = None) -> str:
+def build_image(
+    cache: Path,
+    arch: str,
+    *,
+    context: Path = REPO,
+    name: str | None = None,
+    commit: str = "unknown",
+) -> str:
     """The Dockerfile of `context` (the working tree, or a release's exported tree) built for
     linux/`arch` on the local base, unless the image of that name was built from the same
-    inputs (`context_digest`); the image's name."""
-    name = name or f"localhost/npu-dra:0.1.0-{arch}"
+    inputs (`context_digest`); the image's name. `commit` is the Dockerfile's COMMIT (what
+    `npu-dra --version` names; `make release` gives it, the tests leave it unknown)."""
+    name = name or f"localhost/npu-dra:{VERSION}-{arch}"
     with build_lock(cache):
         ensure_emulation(arch)
         base = base_image(cache, arch)
-        digest = context_digest(context, arch, base)
+        digest = context_digest(context, arch, base, commit)
         stamp = _stamp(cache, name)
         if _read(stamp) == digest and _exists(cache, name):
             return name
-        _build(cache, arch, context, name, base)
+        _build(cache, arch, context, name, base, commit=commit)
         stamp.parent.mkdir(parents=True, exist_ok=True)
         stamp.write_text(digest)
     return name
 
 
-def _build(cache: Path, arch: str, context: Path, name: str, base: str) -> None:
+def _build(cache: Path, arch: str, context: Path, name: str, base: str, *, commit: str) -> None:
     trust = [f"--volume={HOST_CA_BUNDLE}:{HOST_CA_BUNDLE}:ro"] if HOST_CA_BUNDLE.exists() else []
     _run(
         [
             *buildah(cache), "build", "--isolation=chroot", f"--platform=linux/{arch}", *trust,
-            f"--build-arg=BASE={base}", f"--tag={name}", f"--file={context / 'Dockerfile'}",
+            f"--build-arg=BASE={base}", f"--build-arg=COMMIT={commit}", f"--tag={name}",
+            f"--file={context / 'Dockerfile'}",
             str(context),
         ],
         f"buildah build ({context / 'Dockerfile'}, linux/{arch})",
@@ -152,10 +163,12 @@ def _build(cache: Path, arch: str, context: Path, name: str, base: str) -> None:
     subprocess.run([*buildah(cache), "rmi", "--prune"], capture_output=True, check=False)
 
 
-def context_digest(context: Path, arch: str, base: str) -> str:
+def context_digest(context: Path, arch: str, base: str, commit: str = "unknown") -> str:
     """What the image is made of: the Dockerfile and what .dockerignore lets through
-    (pyproject.toml, README.md, src/ without __pycache__), the architecture and the base."""
-    digest = hashlib.sha256(f"{arch}\0{base}\0".encode())
+    (pyproject.toml, README.md, src/ without __pycache__), the architecture, the base and the
+    commit it names."""
+    salt = f"{arch}\0{base}\0" if commit == "unknown" else f"{arch}\0{base}\0{commit}\0"
+    digest = hashlib.sha256(salt.encode())
     files = [context / "Dockerfile", context / "pyproject.toml", context / "README.md"]
     files += sorted(
         path

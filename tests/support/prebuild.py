@@ -6,10 +6,11 @@ background and run lint and the fast tier beside it.
     python -m tests.support.prebuild --report LOG       # print LOG (and whether it still runs)
 
 Lane "go": the node's system packages and containerd 2.1 (tests/e2e/node/build.sh),
-Kubernetes v1.34.3, helm, Kubernetes v1.37.2 and containerd 1.7, one after
-another, in the order the e2e tier asks for them (each Go build already uses every core). Lane
-"images": the DaemonSet image for amd64 and arm64 and the last release's image (buildah, mostly
-network and qemu), started once the node's packages are installed.
+Kubernetes v1.34.3, helm, Kubernetes v1.37.2, containerd 1.7 and promtool (the chart's alert
+rules' checker), one after another, in the order the e2e tier asks for them (each Go build
+already uses every core). Lane "images": the DaemonSet image for amd64 and arm64 and the last
+release's image (buildah, mostly network and qemu), started once the node's packages are
+installed.
 
 Every step is one the tests themselves would run on first use, behind the same cache and lock,
 so a test that asks first waits for the build here instead of starting a second one, and a
@@ -29,6 +30,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from tests.deploy.helm_cli import BUILD_SCRIPT as HELM_SCRIPT
+from tests.deploy.promtool import BUILD_SCRIPT as PROMTOOL_SCRIPT
 from tests.support.controlplane import BUILD_SCRIPT as K8S_SCRIPT
 from tests.support.node import NODE_BUILD_SCRIPT as NODE_SCRIPT
 
@@ -94,6 +96,7 @@ def build_all() -> int:
         run_step("helm", script_step(HELM_SCRIPT), failures)
         run_step("kubernetes v1.37.2", script_step(K8S_SCRIPT, "v1.37.2"), failures)
         run_step("node v1.7.35", script_step(NODE_SCRIPT, "v1.7.35"), failures)
+        run_step("promtool", script_step(PROMTOOL_SCRIPT), failures)
 
     def image_lane() -> None:
         packages_ready.wait()

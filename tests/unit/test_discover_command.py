@@ -35,6 +35,7 @@ def test_yaml_lists_devices_with_health_and_the_slices_as_the_api_stores_them(
     assert discover("--hardware", f"fake:{description}", "--node-name", "node-a") == 0
     report = yaml.safe_load(capsys.readouterr().out)
     assert (report["node"], report["driver"]) == ("node-a", "npu.huawei.com")
+    assert report["backend"] == "fake"
     assert report["devices"][2:4] == [
         {"name": "npu-2", "health": "Healthy", "published": True},
         {"name": "npu-3", "health": "Unhealthy", "published": False},
@@ -79,7 +80,10 @@ def test_table_through_the_fake_npu_smi(tmp_path: Path, capsys: pytest.CaptureFi
     assert lines[1].split() == [
         "npu-0", "Healthy", "yes", "910B3", "0/0", "0", "6", "ring-0", "64Gi", "20", "0000:c1:00.0"
     ]  # fmt: skip
-    assert lines[-1] == "node-a: 8 devices, 8 published in 1 ResourceSlice(s)"
+    assert lines[-1] == (
+        "node-a: 8 devices, 8 published in 1 ResourceSlice(s), read through npu_smi "
+        "(--hardware auto)"
+    )
 
 
 def test_npu_smi_path_from_the_environment(
@@ -100,6 +104,8 @@ def test_npu_smi_path_from_the_environment(
         32768,
     ]  # fmt: skip
     assert fake.calls()
+    # `auto` (the default) says what it took: no libdcmi.so here, so npu-smi.
+    assert report["backend"] == "npu_smi"
 
 
 def test_probe_error_is_one_line_and_exit_status_1(

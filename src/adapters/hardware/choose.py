@@ -28,6 +28,20 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 HARDWARE_CHOICES = "auto, dcmi, npu-smi, nvml or fake:FILE"
+# What each probe reads through, as the metrics' `backend` label and `discover` name it: what
+# `auto` took, never `auto` itself. A described GPU node is read through NVML (over a fake).
+BACKEND_NAMES = {
+    "DcmiProbe": "dcmi",
+    "NpuSmiProbe": "npu_smi",
+    "NvmlProbe": "nvml",
+    "FakeHardware": "fake",
+}
+
+
+def backend_of(probe: HardwareProbe) -> str:
+    """The backend `probe` reads through (`BACKEND_NAMES`); another class by its own name."""
+    name = type(probe).__name__
+    return BACKEND_NAMES.get(name, name)
 
 
 def check_backend(hardware: str, profile: str) -> None:
@@ -168,6 +182,7 @@ __all__ = [
     "HARDWARE_CHOICES",
     "ProbeError",
     "auto_probe",
+    "backend_of",
     "check_backend",
     "dcmi_probe",
     "fake_probe",

@@ -9,7 +9,7 @@ so two plugins in one process (tests) never share series. The series are declare
 module-level data (name, help, labels, buckets), and built into each instance's registry.
 """
 
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from wsgiref.simple_server import WSGIServer
 
 import attrs
@@ -124,6 +124,52 @@ API_RETRIES = CounterSeries(
     ("operation",),
 )
 
+# The state series, read at scrape time by the collectors below (app/kubelet_plugin/
+# metrics_server.py registers them); declared here with the others so that SERIES lists all.
+DEVICE_HEALTH = GaugeSeries(
+    "npu_dra_device_health",
+    "Health of each device as last probed (1 for its state, 0 for the others).",
+    ("device", "chip", "state"),
+)
+KUBELET_REGISTERED = GaugeSeries(
+    "npu_dra_kubelet_registered",
+    "The kubelet's verdict on the plugin's registration: 1 registered, 0 rejected, "
+    "-1 not yet called.",
+    (),
+)
+CLAIMS_PREPARED = GaugeSeries(
+    "npu_dra_claims_prepared", "Claims prepared on this node (in the checkpoint).", ()
+)
+CLAIMS_DEVICE_GONE = GaugeSeries(
+    "npu_dra_claims_device_gone",
+    "Prepared claims a device of which is gone from this node or is now another device "
+    "(after a reboot or a swap): their CDI specs are removed, their pods run without it.",
+    (),
+)
+CLAIM_DEVICES = GaugeSeries(
+    "npu_dra_claim_device_info",
+    "1 for each device prepared for a claim on this node (which claim holds which device).",
+    ("claim_namespace", "claim_name", "device"),
+)
+CLAIM_PREFETCH = CounterSeries(
+    "npu_dra_claim_prefetch_total",
+    "New claims a prepare found read ahead when their pod was bound (hit), or read "
+    "from the API server itself (miss).",
+    ("result",),
+)
+CLAIM_PREFETCH_READY = GaugeSeries(
+    "npu_dra_claim_prefetch_ready", "Claims read ahead whose prepare has not come yet.", ()
+)
+# Every series the plugins serve, in the order docs/reference/metrics.md lists them.
+SERIES: tuple[_Series, ...] = (
+    *(KUBELET_CALL_DURATION, KUBELET_CALLS_IN_FLIGHT, KUBELET_CALL_CLAIM_ERRORS),
+    *(SLICE_PUBLISHES, SLICE_PUBLISH_FAILURES, PROBE_DURATION, PROBE_FAILURES),
+    *(COMMAND_DURATION, COMMAND_FAILURES, API_RETRIES),
+    *(DEVICE_HEALTH, KUBELET_REGISTERED, CLAIMS_PREPARED, CLAIMS_DEVICE_GONE, CLAIM_DEVICES),
+    *(CLAIM_PREFETCH, CLAIM_PREFETCH_READY),
+    *(ALLOCATE_DURATION, ALLOCATE_ERRORS, LIST_AND_WATCH_UPDATES),
+)
+
 
 class PrometheusMetrics:
     def __init__(self) -> None:
@@ -194,9 +240,7 @@ class DeviceHealthCollector(Collector):
 
     def collect(self) -> Iterator[GaugeMetricFamily]:
         family = GaugeMetricFamily(
-            "npu_dra_device_health",
-            "Health of each device as last probed (1 for its state, 0 for the others).",
-            labels=["device", "chip", "state"],
+            DEVICE_HEALTH.name, DEVICE_HEALTH.documentation, labels=list(DEVICE_HEALTH.labels)
         )
         for device in self._inventory().devices:
             for state in Health:
@@ -205,29 +249,42 @@ class DeviceHealthCollector(Collector):
         yield family
 
 
-class ValueCollector(Collector):
-    """One gauge whose value is read from `read` at scrape time."""
+class LabelledCollector(Collector):
+    """One gauge with labels: a value per label tuple `read` gives at scrape time."""
 
-    def __init__(self, name: str, documentation: str, read: Callable[[], float]) -> None:
-        self._name = name
-        self._documentation = documentation
-        self._read = read
+    def __init__(
+        self, series: GaugeSeries, read: Callable[[], Iterable[tuple[Sequence[str], float]]]
+    ) -> None:
+        self._series, self._read = series, read
 
     def collect(self) -> Iterator[GaugeMetricFamily]:
-        yield GaugeMetricFamily(self._name, self._documentation, value=self._read())
+        family = GaugeMetricFamily(
+            self._series.name, self._series.documentation, labels=list(self._series.labels)
+        )
+        for labels, value in self._read():
+            family.add_metric(list(labels), value)
+        yield family
+
+
+class ValueCollector(Collector):
+    """One gauge, without labels, whose value is read from `read` at scrape time."""
+
+    def __init__(self, series: GaugeSeries, read: Callable[[], float]) -> None:
+        self._series, self._read = series, read
+
+    def collect(self) -> Iterator[GaugeMetricFamily]:
+        yield GaugeMetricFamily(self._series.name, self._series.documentation, value=self._read())
 
 
 class CountsCollector(Collector):
-    """One counter, a value per `label` value, read from `read` at scrape time."""
+    """One counter with one label, a value per label value, read from `read` at scrape time."""
 
-    def __init__(
-        self, name: str, documentation: str, label: str, read: Callable[[], Mapping[str, float]]
-    ) -> None:
-        self._name, self._documentation = name, documentation
-        self._label, self._read = label, read
+    def __init__(self, series: CounterSeries, read: Callable[[], Mapping[str, float]]) -> None:
+        self._series, self._read = series, read
 
     def collect(self) -> Iterator[CounterMetricFamily]:
-        family = CounterMetricFamily(self._name, self._documentation, labels=[self._label])
+        name = self._series.name.removesuffix("_total")  # the family adds it back
+        family = CounterMetricFamily(name, self._series.documentation, labels=self._series.labels)
         for value, count in self._read().items():
             family.add_metric([value], count)
         yield family

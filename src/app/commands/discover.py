@@ -38,20 +38,24 @@ def register(subparsers: "argparse._SubParsersAction[argparse.ArgumentParser]") 
 def run(args: argparse.Namespace) -> int:
     settings = settings_from(args)
     logs.configure(level=settings.log_level, fmt=settings.log_format)
+    from npu_dra.adapters.hardware.choose import backend_of
     from npu_dra.adapters.hardware.errors import ProbeError
     from npu_dra.app.container import container_for
     from npu_dra.domain.errors import DomainError
     from npu_dra.domain.ids import DriverName
 
     try:
-        inventory = container_for(settings).node.hardware().probe()
-        report = node_report(inventory, driver=DriverName(settings.driver_name))
+        hardware = container_for(settings).node.hardware()
+        inventory = hardware.probe()
+        driver = DriverName(settings.driver_name)
+        report = node_report(inventory, driver=driver, backend=backend_of(hardware))
     except (ProbeError, DomainError, ValueError) as error:
         print(f"npu-dra discover: {' '.join(str(error).split())}", file=sys.stderr)
         return PROBE_FAILED
     output = settings.output or "yaml"
     if output == "table":
-        print(table(inventory, report))
+        print(table(inventory, report), f"read through {report['backend']}", end="")
+        print(f" (--hardware {settings.hardware.kind})")
     elif output == "json":
         print(json.dumps(report, indent=2))
     else:
@@ -61,8 +65,9 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def node_report(inventory: "NodeInventory", *, driver: str) -> dict[str, Any]:
-    """Each device's health, then the ResourceSlices as the API would store them."""
+def node_report(inventory: "NodeInventory", *, driver: str, backend: str) -> dict[str, Any]:
+    """The backend read through, each device's health, then the ResourceSlices as the API
+    would store them."""
     from npu_dra.adapters.kube_shapes.slices import slice_to_api
     from npu_dra.domain.ids import DriverName
     from npu_dra.domain.pool import desired_slices
@@ -71,6 +76,7 @@ def node_report(inventory: "NodeInventory", *, driver: str) -> dict[str, Any]:
     return {
         "node": inventory.node,
         "driver": driver,
+        "backend": backend,
         "devices": [
             {"name": d.name, "health": d.health.value, "published": d.health.usable}
             for d in inventory.devices
@@ -96,7 +102,7 @@ def table(inventory: "NodeInventory", report: dict[str, Any]) -> str:
     ]
     published = sum(len(s["spec"]["devices"]) for s in report["resourceSlices"])
     summary = f"{inventory.node}: {len(inventory.devices)} devices, {published} published"
-    return "\n".join([*lines, f"{summary} in {len(report['resourceSlices'])} ResourceSlice(s)"])
+    return "\n".join([*lines, f"{summary} in {len(report['resourceSlices'])} ResourceSlice(s),"])
 
 
 def _row(device: "Device") -> tuple[str, ...]:

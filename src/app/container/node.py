@@ -15,7 +15,13 @@ from npu_dra.app.services.preparer import ClaimPreparer
 from npu_dra.app.services.uninstall import Drain, UninstallGate
 from npu_dra.app.services.vnpu import vnpu_service_for
 from npu_dra.app.wiring.device_plugin import running_device_plugin, running_device_plugin_metrics
-from npu_dra.app.wiring.hardware import hardware_probe, pool_probe, vnpu_layout_probe, vnpu_table
+from npu_dra.app.wiring.hardware import (
+    backend_name,
+    hardware_probe,
+    pool_probe,
+    vnpu_layout_probe,
+    vnpu_table,
+)
 from npu_dra.app.wiring.kubelet_plugin import (
     cancel_marks,
     instance_lock,
@@ -69,7 +75,7 @@ class NodeContainer(containers.DeclarativeContainer):
     node_directory: providers.Dependency[NodeDirectory | None] = providers.Dependency(
         default=providers.Object(None)
     )
-    # Where the plugin's DaemonSet is watched (README "Uninstalling"); None: nowhere.
+    # Where the plugin's DaemonSet is watched (docs/uninstall.md); None: nowhere.
     daemonset_watcher: providers.Dependency[DaemonSetWatcher | None] = providers.Dependency(
         default=providers.Object(None)
     )
@@ -167,7 +173,7 @@ class NodeContainer(containers.DeclarativeContainer):
         publisher=publisher,
         interval_s=settings.provided.health_interval,
         metrics=counted,
-        backend=settings.provided.hardware.kind,
+        backend=providers.Callable(backend_name, hardware),
         events=event_sink,
         node=node_name,
         nodes=node_directory,

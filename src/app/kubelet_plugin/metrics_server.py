@@ -13,8 +13,15 @@ from wsgiref.simple_server import WSGIServer
 
 from npu_dra.adapters.grpc.registration_server import RegistrationState
 from npu_dra.adapters.metrics.prometheus import (
+    CLAIM_DEVICES,
+    CLAIM_PREFETCH,
+    CLAIM_PREFETCH_READY,
+    CLAIMS_DEVICE_GONE,
+    CLAIMS_PREPARED,
+    KUBELET_REGISTERED,
     CountsCollector,
     DeviceHealthCollector,
+    LabelledCollector,
     PrometheusMetrics,
     ValueCollector,
 )
@@ -45,6 +52,13 @@ def claims_device_gone(inventory: InventoryCache, checkpoints: CheckpointStore) 
     return float(sum(1 for claim in claims if gone_devices(claim, known)))
 
 
+def claim_devices(checkpoints: CheckpointStore) -> Iterator[tuple[tuple[str, str, str], float]]:
+    """(claim namespace, claim name, device) of every device prepared on this node."""
+    for claim in checkpoints.load().claims.values():
+        for device in dict.fromkeys(d.device for d in claim.devices):
+            yield (claim.ref.namespace, claim.ref.name, device), 1.0
+
+
 def watch_state(
     metrics: PrometheusMetrics,
     inventory: InventoryCache,
@@ -53,49 +67,22 @@ def watch_state(
 ) -> None:
     """The state series, read from what holds the state at each scrape."""
     metrics.watch(DeviceHealthCollector(inventory.current))
+    metrics.watch(ValueCollector(KUBELET_REGISTERED, lambda: registered(registration)))
+    metrics.watch(ValueCollector(CLAIMS_PREPARED, lambda: float(len(checkpoints.load().claims))))
     metrics.watch(
-        ValueCollector(
-            "npu_dra_kubelet_registered",
-            "The kubelet's verdict on the plugin's registration: 1 registered, 0 rejected, "
-            "-1 not yet called.",
-            lambda: registered(registration),
-        )
+        ValueCollector(CLAIMS_DEVICE_GONE, lambda: claims_device_gone(inventory, checkpoints))
     )
-    metrics.watch(
-        ValueCollector(
-            "npu_dra_claims_prepared",
-            "Claims prepared on this node (in the checkpoint).",
-            lambda: float(len(checkpoints.load().claims)),
-        )
-    )
-    metrics.watch(
-        ValueCollector(
-            "npu_dra_claims_device_gone",
-            "Prepared claims a device of which is gone from this node or is now another device "
-            "(after a reboot or a swap): their CDI specs are removed, their pods run without it.",
-            lambda: claims_device_gone(inventory, checkpoints),
-        )
-    )
+    metrics.watch(LabelledCollector(CLAIM_DEVICES, lambda: claim_devices(checkpoints)))
 
 
 def watch_prefetch(metrics: PrometheusMetrics, prefetch: ClaimPrefetch) -> None:
     """How many prepares found their claim read ahead (--claim-prefetch), and how many not."""
     metrics.watch(
         CountsCollector(
-            "npu_dra_claim_prefetch",
-            "New claims a prepare found read ahead when their pod was bound (hit), or read "
-            "from the API server itself (miss).",
-            "result",
-            lambda: {"hit": float(prefetch.hits), "miss": float(prefetch.misses)},
+            CLAIM_PREFETCH, lambda: {"hit": float(prefetch.hits), "miss": float(prefetch.misses)}
         )
     )
-    metrics.watch(
-        ValueCollector(
-            "npu_dra_claim_prefetch_ready",
-            "Claims read ahead whose prepare has not come yet.",
-            lambda: float(prefetch.ready),
-        )
-    )
+    metrics.watch(ValueCollector(CLAIM_PREFETCH_READY, lambda: float(prefetch.ready)))
 
 
 def serve_metrics(

@@ -44,7 +44,7 @@ CLUSTER = (
         "claim_prefetch",
         ("--claim-prefetch",),
         "read each claim when its pod is bound to this node, so a prepare finds it ready "
-        '(needs list and watch on pods cluster-wide: README "Claim prefetch")',
+        '(needs list and watch on pods cluster-wide: docs/operating.md "Claim prefetch")',
         "false",
         switch,
         "CLAIM_PREFETCH",
@@ -82,8 +82,8 @@ CLUSTER = (
     ),
 )
 
-# README "Shared chips" (domain/chip_sharing/policy.py): the same flags on the kubelet plugin and
-# simulate.
+# docs/vnpus-and-sharing.md (domain/chip_sharing/policy.py): the same flags on the kubelet plugin
+# and simulate.
 SHARING = (
     Option(
         "shared_chips",

@@ -81,7 +81,7 @@ UPGRADE = (
     ),
 )
 
-# README "Uninstalling": what the plugin does on SIGTERM once its DaemonSet is deleted.
+# docs/uninstall.md: what the plugin does on SIGTERM once its DaemonSet is deleted.
 UNINSTALL = (
     Option(
         "daemonset_name",
@@ -115,7 +115,7 @@ API_LOCK = Option(
     "DIR",
 )
 
-# README "Reboots": which boot of the node this is (the kernel's id, the same in containers).
+# docs/health.md "Reboots": which boot of the node this is (the kernel's id, also in containers).
 BOOT_ID = Option(
     "boot_id_file",
     ("--boot-id-file",),

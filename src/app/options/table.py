@@ -1,9 +1,10 @@
 """Every option by name, which of them each command takes, and how they become a parser's flags.
 
 `OPTIONS` joins the tables written by concern (node.py, kubelet.py, cluster.py,
-observability.py, simulate.py); `COMMANDS` lists each command's options in the order its
-`--help` shows them. A flag wins over its env var, which wins over the default, on every command
-alike.
+observability.py, simulate.py); `CONCERNS` names those concerns, the groups a command's `--help`
+shows its options under (in this order); `COMMANDS` lists each command's options in the order
+its `--help` shows them within a group. A flag wins over its env var, which wins over the
+default, on every command alike.
 """
 
 import argparse
@@ -25,25 +26,21 @@ from npu_dra.app.options.observability import LOGGING, PORTS
 from npu_dra.app.options.option import Option
 from npu_dra.app.options.simulate import OUTPUT, SIMULATE
 
+CONCERNS: tuple[tuple[str, tuple[Option, ...]], ...] = (
+    ("node and hardware", NODE),
+    ("host paths", HOST_PATHS),
+    ("kubelet, CDI and containers", (*KUBELET, *DEVICE_PLUGIN, RUNTIME_VISIBLE_DEVICES)),
+    ("cluster, claims and devices", (*CLUSTER, *SHARING)),
+    ("upgrades, restarts and uninstall", (*UPGRADE, *UNINSTALL, API_LOCK, BOOT_ID)),
+    ("probes, metrics and logs", (*PORTS, *LOGGING)),
+    ("output", (OUTPUT,)),
+    ("simulation", SIMULATE),
+)
 OPTIONS: Mapping[str, Option] = {
-    option.dest: option
-    for option in (
-        *NODE,
-        *HOST_PATHS,
-        *KUBELET,
-        *UPGRADE,
-        *UNINSTALL,
-        API_LOCK,
-        BOOT_ID,
-        *DEVICE_PLUGIN,
-        RUNTIME_VISIBLE_DEVICES,
-        *CLUSTER,
-        *SHARING,
-        *PORTS,
-        *LOGGING,
-        OUTPUT,
-        *SIMULATE,
-    )
+    option.dest: option for _, options in CONCERNS for option in options
+}
+CONCERN_OF: Mapping[str, str] = {
+    option.dest: title for title, options in CONCERNS for option in options
 }
 
 _HARDWARE = (
@@ -98,14 +95,15 @@ def add_options(
 ) -> None:
     """The command's flags on `parser`, their defaults read from `environ` (os.environ)."""
     env = os.environ if environ is None else environ
-    for dest in COMMANDS[command]:
-        option = OPTIONS[dest]
+    groups = {title: parser.add_argument_group(f"{title} options") for title, _ in CONCERNS}
+    for dest in sorted(COMMANDS[command], key=_concern_order):
+        option, group = OPTIONS[dest], groups[CONCERN_OF[dest]]
         from_env = option.from_env(env)
         default = from_env if from_env is not None else option.default
         if option.negatable:
             # The default stays text until settings_from, so a bad env value is reported by
             # the command that reads it, not by every command's parser.
-            parser.add_argument(
+            group.add_argument(
                 *option.flags,
                 dest=dest,
                 action=argparse.BooleanOptionalAction,
@@ -113,7 +111,7 @@ def add_options(
                 help=_help(option),
             )
             continue
-        parser.add_argument(
+        group.add_argument(
             *option.flags,
             dest=dest,
             default=default,
@@ -121,6 +119,11 @@ def add_options(
             metavar=option.metavar,
             help=_help(option).replace("%", "%%"),
         )
+
+
+def _concern_order(dest: str) -> int:
+    """Where `dest`'s concern stands in CONCERNS (a stable sort keeps COMMANDS' order in it)."""
+    return [title for title, _ in CONCERNS].index(CONCERN_OF[dest])
 
 
 def _help(option: Option) -> str:

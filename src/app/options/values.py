@@ -60,9 +60,12 @@ def hardware(text: str) -> Hardware:
 def one_of(choices: Sequence[str]) -> Callable[[str], str]:
     """Case-insensitive choice, checked for env values too (argparse's `choices` checks argv)."""
 
+    named = ", ".join(choice for choice in choices if choice)
+    expected = f"{named}, or empty for the default" if "" in choices else named
+
     def check(text: str) -> str:
         if text.lower() not in choices:
-            raise argparse.ArgumentTypeError(f"{text!r}: expected one of {', '.join(choices)}")
+            raise argparse.ArgumentTypeError(f"{text!r}: expected one of {expected}")
         return text.lower()
 
     return check

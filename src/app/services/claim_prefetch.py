@@ -1,5 +1,5 @@
 """Claims read when their pod is bound to this node, so the prepare finds them ready
-(`--claim-prefetch`, README "Claim prefetch").
+(`--claim-prefetch`, docs/operating.md "Claim prefetch").
 
 The kubelet calls NodePrepareResources only for a pod bound to this node, after reading the
 claim itself and checking the pod is in its status.reservedFor (k8s.io/kubernetes v1.34.3

@@ -185,3 +185,10 @@ def vnpu_layout_probe(
         return probe
     node, driver = NodeName(settings.node_name), DriverName(settings.driver_name)
     return decide(probe, table, mode=settings.vnpu, cluster=cluster(), node=node, driver=driver)
+
+
+def backend_name(probe: HardwareProbe) -> str:
+    """What `probe` reads through, as the metrics label it: what `auto` took, not `auto`."""
+    from npu_dra.adapters.hardware.choose import backend_of
+
+    return backend_of(probe)

@@ -1,5 +1,5 @@
 """A node moved from the classic device plugin (`huawei.com/Ascend910`) to DRA on the real node,
-as the README's "One API per node" says: cordon, switch the plugins, uncordon.
+as docs/upgrade.md's "One API per node" says: cordon, switch the plugins, uncordon.
 
 While the classic plugin runs, the DRA plugin refuses to start and names it. After the switch a
 pod that got two NPUs through the classic plugin keeps running with them, the DRA plugin leaves

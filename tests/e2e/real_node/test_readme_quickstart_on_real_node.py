@@ -4,8 +4,9 @@ built kubectl and the test cluster's kubeconfig. The only substitutions, each wh
 needs and an operator does not:
 
 - the image is not built with `docker build` and pushed (no Docker engine, no registry here): the
-  project's image builder makes it and `ctr images import` puts it on the node, under the tag the
-  manifests name; the README's registry name therefore becomes that tag;
+  project's image builder makes it and `ctr images import` puts it on the node, under the name
+  and tag the manifests' Kustomization names; the README's registry name therefore becomes that
+  name (so its `sed` of the Kustomization changes nothing here; the file is restored after);
 - `<node>` is the test node's name;
 - this node runs no kube-proxy, so after the manifests are applied the DaemonSet's container is
   pointed at the API server's loopback address (KUBERNETES_SERVICE_HOST), as
@@ -23,6 +24,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
+import yaml
 
 from tests.e2e.real_node.cluster import RealCluster
 from tests.support.ascend_host import fake_ascend_host
@@ -31,9 +33,10 @@ from tests.support.plugin_image import build_plugin_image
 
 REPO = Path(__file__).resolve().parents[3]
 README = REPO / "README.md"
-REGISTRY_IMAGE = "registry.example.com/npu-dra:0.1.0"
-LOCAL_IMAGE = "npu-dra:0.1.0"  # deploy/manifests' image, imported on the node
-APPLY_MANIFESTS = "kubectl apply --server-side -f deploy/manifests/"
+REGISTRY_NAME = "registry.example.com/npu-dra"
+LOCAL_NAME = "npu-dra"  # deploy/manifests/Kustomization's image name, imported on the node
+KUSTOMIZATION = REPO / "deploy" / "manifests" / "Kustomization"
+APPLY_MANIFESTS = "kubectl apply --server-side -k deploy/manifests/"
 DAEMONSET = "daemonset/ascend-npu-dra-kubeletplugin"
 # What the quickstart adds to this folder's cluster; the access objects, the policies and the
 # DeviceClass were there before it (the folder's fixture applies them) and the tests after it
@@ -60,6 +63,16 @@ def test_the_quickstart_reads_as_the_steps_it_promises() -> None:
     assert commands[-1].endswith("-- npu-smi info")
 
 
+def test_the_quickstarts_edit_puts_the_registry_in_the_kustomization(tmp_path: Path) -> None:
+    (edit,) = [c for c in quickstart_commands(README.read_text()) if c.startswith("sed ")]
+    copy = tmp_path / "deploy" / "manifests" / "Kustomization"
+    copy.parent.mkdir(parents=True)
+    copy.write_text(KUSTOMIZATION.read_text())
+    run(edit, dict(os.environ), cwd=tmp_path)
+    images = yaml.safe_load(copy.read_text())["images"]
+    assert [image["newName"] for image in images] == [REGISTRY_NAME]
+
+
 @pytest.mark.timeout(900)
 def test_the_readme_quickstart_runs_on_the_real_node(real_cluster: RealCluster) -> None:
     cluster = real_cluster
@@ -71,6 +84,7 @@ def test_the_readme_quickstart_runs_on_the_real_node(real_cluster: RealCluster) 
         "PATH": f"{cluster.plane.bin_dir}:{os.environ['PATH']}",
     }
     port = cluster.plane.server.rsplit(":", 1)[1]
+    kustomization = KUSTOMIZATION.read_text()
     with fake_ascend_host(range(8), dev_dir=Path("/dev"), only_devices=True):
         try:
             output = ""
@@ -78,7 +92,7 @@ def test_the_readme_quickstart_runs_on_the_real_node(real_cluster: RealCluster) 
                 line = command.replace("<node>", cluster.node.name)
                 if command == APPLY_MANIFESTS:
                     line += " --force-conflicts"
-                output = run(line.replace(REGISTRY_IMAGE, LOCAL_IMAGE), env)
+                output = run(line.replace(REGISTRY_NAME, LOCAL_NAME), env)
                 if command == APPLY_MANIFESTS:
                     run(
                         f"kubectl -n ascend-dra set env {DAEMONSET} "
@@ -86,6 +100,7 @@ def test_the_readme_quickstart_runs_on_the_real_node(real_cluster: RealCluster) 
                         env,
                     )
         finally:
+            KUSTOMIZATION.write_text(kustomization)
             for manifest in CLEAN_UP:
                 run(
                     f"kubectl delete --ignore-not-found --wait=true -f {manifest}", env, check=False
@@ -94,9 +109,9 @@ def test_the_readme_quickstart_runs_on_the_real_node(real_cluster: RealCluster) 
     assert "910B4" in output, output
 
 
-def run(line: str, env: dict[str, str], *, check: bool = True) -> str:
+def run(line: str, env: dict[str, str], *, check: bool = True, cwd: Path = REPO) -> str:
     result = subprocess.run(
-        ["bash", "-c", line], cwd=REPO, env=env, capture_output=True, text=True, timeout=400,
+        ["bash", "-c", line], cwd=cwd, env=env, capture_output=True, text=True, timeout=400,
         check=False,
     )  # fmt: skip
     if check and result.returncode != 0:

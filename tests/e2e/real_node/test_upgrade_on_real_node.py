@@ -39,10 +39,11 @@ from tests.e2e.real_node.helm_release import (
 from tests.support.controlplane import wait_for
 from tests.support.node_fixtures import IMAGES_CACHE
 from tests.support.plugin_image import TAG, build_plugin_image
+from tests.support.version import VERSION
 
 RELEASE = NAMESPACE = "npu-dra-upgrade"
 DRIVER = "upgrade.npu-dra.io"
-NEXT_TAG = "0.1.0-next"
+NEXT_TAG = f"{VERSION}-next"
 LOAD_PODS = 20
 WORKERS = 4
 FAILED_PREPARE = "FailedPrepareDynamicResources"
@@ -164,7 +165,7 @@ def test_helm_upgrade_under_load_loses_no_pod_and_no_claim(
 
 def upgrade_under_load(release: Release) -> None:
     cluster = release.cluster
-    release.apply("0.1.0")
+    release.apply(VERSION)
     release.rolled_out()
     [old] = release.plugin_pods()
     wait_for(lambda: registration_sockets(cluster), timeout=60, what="the plugin registered")

@@ -216,3 +216,35 @@ def test_without_a_metrics_port_the_prometheus_client_is_not_imported(tmp_path: 
         check=True,
     ).stdout.splitlines()[-1]
     assert loaded == "False"
+
+
+def test_the_probe_series_name_the_backend_auto_took(tmp_path: Path) -> None:
+    """`--hardware auto` without libdcmi.so reads through npu-smi: the probe series say
+    `npu_smi`, as discover does, not `auto`."""
+    from dependency_injector import providers
+
+    from npu_dra.adapters.metrics.memory import MemoryMetrics
+    from tests.support.controlplane import wait_for
+    from tests.support.fake_npu_smi import FakeNpuSmi, make_dev_root, make_sysfs
+
+    fake = FakeNpuSmi.from_scenario("910B4_8npu", tmp_path / "npu-smi")
+    settings = defaults(
+        hardware=Hardware("auto"),
+        npu_smi_path=fake.path,
+        dev_root=make_dev_root(tmp_path / "dev", range(8)),
+        sysfs_root=make_sysfs(tmp_path / "sys"),
+        dcmi_dir=tmp_path / "no-dcmi",
+        cluster="memory",
+        metrics_port=0,
+    )
+    container = container_for(settings)
+    recorded = MemoryMetrics()
+    container.metrics.override(providers.Object(recorded))
+    maintainer = container.node.maintainer()
+    maintainer.start()
+    try:
+        maintainer.request_probe()
+        wait_for(lambda: recorded.probes, timeout=30, what="a probe counted")
+    finally:
+        maintainer.stop()
+    assert {backend for backend, _ in recorded.probes} == {"npu_smi"}

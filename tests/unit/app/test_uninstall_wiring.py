@@ -1,4 +1,4 @@
-"""`--daemonset-name` and `--pod-namespace` (README "Uninstalling"): how they are read and
+"""`--daemonset-name` and `--pod-namespace` (docs/uninstall.md): how they are read and
 refused, and the watch they start: off without a name, the DaemonSet's fate with one."""
 
 from __future__ import annotations

@@ -3,9 +3,24 @@
 {{- default "ascend-npu-dra-kubeletplugin" .Values.fullnameOverride | trunc 63 | trimSuffix "-" -}}
 {{- end -}}
 
-{{/* Namespace of the namespaced objects. */}}
+{{/* Namespace of the namespaced objects: namespace.name, else the release namespace
+(`helm install -n X`), else, where that is `default` (no -n), ascend-dra as in deploy/manifests. */}}
 {{- define "npu-dra.namespace" -}}
-{{- default .Release.Namespace .Values.namespace.name -}}
+{{- if .Values.namespace.name -}}
+{{- .Values.namespace.name -}}
+{{- else if ne .Release.Namespace "default" -}}
+{{- .Release.Namespace -}}
+{{- else -}}
+ascend-dra
+{{- end -}}
+{{- end -}}
+
+{{/* Whether the chart renders the Namespace: asked, and not the release namespace, which
+Helm makes (--create-namespace) or finds before it installs anything. */}}
+{{- define "npu-dra.createsNamespace" -}}
+{{- if and .Values.namespace.create (ne (include "npu-dra.namespace" .) .Release.Namespace) -}}
+true
+{{- end -}}
 {{- end -}}
 
 {{- define "npu-dra.serviceAccountName" -}}

@@ -3,7 +3,7 @@
 The same field-selected list-then-watch the kubelet runs (`spec.nodeName=<node>`, all
 namespaces, list_watch.py). Only what the prefetch needs is kept of each pod: its UID, the
 claims generated for it (status.resourceClaimStatuses) and whether it is done (deleted, being
-deleted, or in a terminal phase). RBAC: list and watch on pods, cluster-wide (README
+deleted, or in a terminal phase). RBAC: list and watch on pods, cluster-wide (docs/operating.md
 "Claim prefetch").
 """
 
