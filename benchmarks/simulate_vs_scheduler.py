@@ -96,7 +96,9 @@ class Size:
 def _size(nodes: int, scratch: Path) -> Size:
     docs = documents(nodes=nodes, npus=NPUS, pods=nodes * PODS_PER_NODE, driver=DRIVER)
     scratch.mkdir(parents=True, exist_ok=True)
-    simulated = _simulate(yaml.safe_dump_all(docs), scratch, DRIVER, ())  # v1.34.3, default gates
+    simulated = _simulate(
+        yaml.safe_dump_all(docs), scratch, DRIVER, ("--kubernetes-version", "1.34")
+    )
     return Size(nodes, docs, simulated)
 
 

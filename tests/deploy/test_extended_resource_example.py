@@ -40,6 +40,8 @@ def test_without_the_gate_the_classic_pod_waits_for_a_device_plugin(tmp_path: Pa
     """v1.34.3 as shipped drops the class's extendedResourceName: nothing offers the resource."""
     node = {"kind": "SimulatedNode", "metadata": {"name": "atlas-800i-a2"},
             "spec": {"hardware": {"chip": "910B4", "count": 2}}}  # fmt: skip
-    (pod,) = simulate_json([node, *load([EXAMPLE])], tmp_path)["pods"]
+    (pod,) = simulate_json([node, *load([EXAMPLE])], tmp_path, "--kubernetes-version", "1.34")[
+        "pods"
+    ]
     assert pod["node"] is None
     assert "Insufficient huawei.com/Ascend910" in pod["reason"]

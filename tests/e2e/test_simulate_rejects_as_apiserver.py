@@ -104,7 +104,7 @@ def test_simulate_refuses_what_the_api_server_refuses(
     path.write_text(f"{NODE}---\n{text}")
     out, err = io.StringIO(), io.StringIO()
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        code = main(["simulate", "--scenario", str(path)])
+        code = main(["simulate", "--scenario", str(path), "--kubernetes-version", "1.34"])
     assert code == 4, out.getvalue()[:2000]
     assert f"ResourceClaim {namespace}/bad" in err.getvalue()
     assert field in err.getvalue()

@@ -49,7 +49,8 @@ def gated_plane(control_plane_gated: ControlPlane) -> ControlPlane:
     return control_plane_gated
 
 
-V134_GATED = ("--feature-gates", ",".join(f"{g}={str(v).lower()}" for g, v in GATES.items()))
+V134 = ("--kubernetes-version", "1.34")
+V134_GATED = (*V134, "--feature-gates", ",".join(f"{g}={str(v).lower()}" for g, v in GATES.items()))
 V137 = ("--kubernetes-version", "1.37")
 
 
@@ -187,7 +188,7 @@ def _agrees(
 def test_simulate_decides_as_kube_scheduler(
     scenario: Path, control_plane: ControlPlane, tmp_path: Path
 ) -> None:
-    _compare(scenario, control_plane, tmp_path, (), "v1.34.3")
+    _compare(scenario, control_plane, tmp_path, V134, "v1.34.3")
 
 
 @pytest.mark.parametrize("scenario", SCENARIOS + GATED_SCENARIOS, ids=lambda p: p.stem)

@@ -215,9 +215,12 @@ def test_simulate_from_a_snapshot_decides_as_the_scheduler(
     snapshot = tmp_path / "cluster.yaml"
     snapshot.write_text(plane.kubectl("get", SNAPSHOT_KINDS, "-A", "-o", "yaml").stdout)
     assert yaml.safe_load(snapshot.read_text())["kind"] == "List"
-    simulated = _simulate("--from", str(snapshot), "--explain")
+    decided_as = ("--kubernetes-version", ".".join(version.removeprefix("v").split(".")[:2]))
+    simulated = _simulate("--from", str(snapshot), "--explain", *decided_as)
     # The same cluster read live (--from-cluster): the same objects, the same decisions.
-    live = _simulate("--from-cluster", "--kubeconfig", str(plane.kubeconfig), "--explain")
+    live = _simulate(
+        "--from-cluster", "--kubeconfig", str(plane.kubeconfig), "--explain", *decided_as
+    )
     ours = [p for p in simulated["pods"] if p["pod"].startswith(f"{namespace}/")]
     assert [p["pod"] for p in ours] == [f"{namespace}/b", f"{namespace}/d"]  # the pending
     assert [p for p in live["pods"] if p["pod"].startswith(f"{namespace}/")] == ours
@@ -232,7 +235,9 @@ def test_simulate_from_a_snapshot_decides_as_the_scheduler(
     # Room made: a third NPU node, as a what-if and then for real.
     overlay = tmp_path / "more.yaml"
     overlay.write_text(_npu_node(n3, 4))
-    what_if = _simulate("--from", str(snapshot), "--scenario", str(overlay), "--driver-name", npu)
+    what_if = _simulate(
+        "--from", str(snapshot), "--scenario", str(overlay), "--driver-name", npu, *decided_as
+    )
     want = _wanted(what_if, f"{namespace}/b")
     assert want["node"] == n3, want
     plane.create_ready_node(n3)

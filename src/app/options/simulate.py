@@ -127,9 +127,9 @@ SIMULATE = (
     Option(
         "kubernetes_version",
         ("--kubernetes-version",),
-        "decide as this kube-scheduler: 1.34 (v1.34.3, the default), 1.36 (v1.36.3) or 1.37 "
-        "(v1.37.2)",
-        "1.34",
+        "decide as this kube-scheduler: 1.34 (v1.34.3), 1.36 (v1.36.3) or 1.37 (v1.37.2, the "
+        "current release: the default)",
+        "1.37",
         metavar="VERSION",
         env="KUBERNETES_VERSION",
     ),

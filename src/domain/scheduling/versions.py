@@ -23,7 +23,7 @@ V134 = "v1.34.3"
 V136 = "v1.36.3"
 V137 = "v1.37.2"  # decided by v1.36.3's allocator and scoring rules (SchedulerVersion)
 VERSIONS = (V134, V136, V137)
-DEFAULT_VERSION = V134
+DEFAULT_VERSION = V137
 
 # gate -> default, per version (kube_features.go; a gate missing here is unknown to that version)
 GATE_DEFAULTS: Mapping[str, Mapping[str, bool]] = {

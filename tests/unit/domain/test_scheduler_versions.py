@@ -10,8 +10,13 @@ from npu_dra.domain.scheduling.versions import (
 )
 
 
-def test_the_default_is_v1_34_3_whose_default_gates_select_the_experimental_allocator() -> None:
-    version = scheduler_version()
+def test_the_default_is_the_current_release_v1_37_2() -> None:
+    assert scheduler_version().version == "v1.37.2"
+    assert scheduler_version("").version == "v1.37.2"
+
+
+def test_v1_34_3_default_gates_select_the_experimental_allocator() -> None:
+    version = scheduler_version("1.34")
     assert version.version == "v1.34.3"
     assert version.on("DRAPrioritizedList")
     assert version.on("DRAAdminAccess")
@@ -54,7 +59,7 @@ def test_the_rules_follow_the_version() -> None:
     assert not old.device_taints
     assert scheduler_version("1.34", {"DRAPartitionableDevices": True}).allocator.partitionable
     assert scheduler_version("1.36").pool_counters
-    assert not scheduler_version().pool_counters
+    assert not scheduler_version("1.34").pool_counters
 
 
 @pytest.mark.parametrize(
@@ -97,7 +102,6 @@ def test_v1_37_defaults_as_its_kube_features_go_has_them() -> None:
     assert not version.on("DRAFractionalCapacityRange")  # on only at compatibility 1.37
     assert version.variant == "incubating"
     assert scheduler_version("v1.37.2").version == "v1.37.2"
-    assert scheduler_version().version == "v1.34.3"  # not the default
 
 
 def test_v1_37_locks_what_went_ga_locked() -> None:

@@ -134,7 +134,7 @@ def test_explain_names_the_capacity_left(snapshot: Path) -> None:
 def test_without_the_gate_a_share_holds_its_chip_whole(snapshot: Path) -> None:
     """v1.34.3's default: the server drops sharing from the slice and capacity from the
     claims, and the scheduler counts the held share as the whole of npu-0."""
-    pods = decided(snapshot)
+    pods = decided(snapshot, "--kubernetes-version", "1.34")
     placed = {name: [r["device"] for r in p["claims"][name]] for name, p in pods.items()}
     assert placed == {"fits": ["npu-1"], "rounded": [], "whole": [], "large": [], "last": []}
     assert all("shareID" not in r for p in pods.values() for c in p["claims"].values() for r in c)

@@ -69,7 +69,7 @@ def test_the_devices_table_names_the_rules_taint(tmp_path: Path) -> None:
 def test_where_the_version_does_not_serve_rules_the_rule_is_left_out_with_a_warning(
     tmp_path: Path,
 ) -> None:
-    for flags in ((), ("--kubernetes-version", "1.36")):
+    for flags in (("--kubernetes-version", "1.34"), ("--kubernetes-version", "1.36")):
         result, err = run(tmp_path, *flags)
         assert result["status"] == "Bound", err
         assert "DeviceTaintRule maintenance" in err

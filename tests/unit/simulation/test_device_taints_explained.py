@@ -60,6 +60,8 @@ def test_the_devices_table_shows_a_tainted_chip_as_published_with_its_taint(
     assert f"Unhealthy (tainted {TAINT})" in rows["npu-1"]
     assert "Healthy" in rows["npu-0"]
     # v1.34.3: no device taints, the unhealthy chip is left out of its slice, as before
-    code, out, err = simulate("--scenario", str(path), "--no-prepare")
+    code, out, err = simulate(
+        "--scenario", str(path), "--no-prepare", "--kubernetes-version", "1.34"
+    )
     assert code == 0, err
     assert "Unhealthy (not published)" in out

@@ -50,7 +50,8 @@ def decide(tmp_path: Path, constraint: str) -> tuple[int, dict[str, Any], str]:
     path.write_text(SCENARIO + documents)
     out, err = io.StringIO(), io.StringIO()
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        code = main(["simulate", "--scenario", str(path), "--no-prepare", "-o", "json"])
+        argv = ["simulate", "--scenario", str(path), "--no-prepare", "-o", "json"]
+        code = main([*argv, "--kubernetes-version", "1.34"])
     return code, json.loads(out.getvalue()), err.getvalue()
 
 

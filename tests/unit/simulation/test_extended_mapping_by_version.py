@@ -68,7 +68,9 @@ def test_v136_serves_implicit_names_even_for_a_class_with_an_explicit_one(tmp_pa
 
 
 def test_v134_leaves_an_implicit_name_to_node_resources_fit(tmp_path: Path) -> None:
-    pods = _decided(tmp_path, "--feature-gates", "DRAExtendedResource=true")
+    pods = _decided(
+        tmp_path, "--kubernetes-version", "1.34", "--feature-gates", "DRAExtendedResource=true"
+    )
     # class `named` has an explicit name: its implicit one maps nothing, no node offers it
     assert pods["t/implicit"]["node"] is None
     assert pods["t/implicit"]["reason"] == (

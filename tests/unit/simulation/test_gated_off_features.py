@@ -15,7 +15,7 @@ SCENARIO = VNPU_NODE + claim("one", 1) + pod("p", "one")
 def test_vnpus_on_a_version_without_partitionable_devices_are_warned_of(tmp_path: Path) -> None:
     path = tmp_path / "scenario.yaml"
     path.write_text(SCENARIO)
-    code, _, err = simulate("--scenario", str(path), "--no-prepare")
+    code, _, err = simulate("--scenario", str(path), "--no-prepare", "--kubernetes-version", "1.34")
     assert code == 0, err
     assert (
         "npu-dra simulate: warning: node v1 asks for vNPUs (vnpu: 910B4), but "
@@ -45,7 +45,8 @@ def test_the_warning_is_in_the_json_and_yaml_documents_too(tmp_path: Path) -> No
     path = tmp_path / "scenario.yaml"
     path.write_text(SCENARIO)
     for output, load in (("json", json.loads), ("yaml", yaml.safe_load)):
-        code, out, err = simulate("--scenario", str(path), "--no-prepare", "-o", output)
+        v134 = ("--kubernetes-version", "1.34")
+        code, out, err = simulate("--scenario", str(path), "--no-prepare", "-o", output, *v134)
         assert code == 0, err
         [warning] = load(out)["warnings"]
         assert warning.startswith("node v1 asks for vNPUs (vnpu: 910B4), but ")

@@ -17,7 +17,7 @@ spec:
 """
 
 # vNPUs need shared counters: DRAPartitionableDevices, off in v1.34.3 by default
-PARTITIONS = ("--feature-gates", "DRAPartitionableDevices=true")
+PARTITIONS = ("--kubernetes-version", "1.34", "--feature-gates", "DRAPartitionableDevices=true")
 
 
 def simulate(tmp_path: Path, text: str, *args: str) -> dict[str, dict[str, Any]]:

@@ -230,7 +230,7 @@ def test_an_unhealthy_npu_is_listed_as_not_published(tmp_path: Path) -> None:
         "kind: SimulatedNode\nmetadata: {name: n}\n"
         "spec:\n  hardware: {chip: 910B4, count: 2, health: {1: Alarm}}\n"
     )
-    code, out, _ = simulate("--scenario", str(path))
+    code, out, _ = simulate("--scenario", str(path), "--kubernetes-version", "1.34")
     assert code == 0
     rows = [line.split() for line in out.splitlines() if line.startswith("n ")]
     assert [(r[1], r[6]) for r in rows] == [("npu-0", "Healthy"), ("npu-1", "Unhealthy")]

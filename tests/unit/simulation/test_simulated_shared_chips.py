@@ -51,12 +51,17 @@ def node(spec: str = "") -> str:
     )
 
 
+V134 = ("--kubernetes-version", "1.34")  # fixed shares unless a test names another version
+
+
 def simulate(tmp_path: Path, text: str, *args: str) -> tuple[int, dict[str, Any], str]:
     path = tmp_path / "scenario.yaml"
     path.write_text(text)
     out, err = io.StringIO(), io.StringIO()
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        code = main(["simulate", "--scenario", str(path), "--no-prepare", "-o", "json", *args])
+        code = main(
+            ["simulate", "--scenario", str(path), "--no-prepare", "-o", "json", *V134, *args]
+        )
     return code, json.loads(out.getvalue() or "{}"), err.getvalue()
 
 

@@ -45,12 +45,18 @@ def pod(name: str, request: str) -> str:
         """)
 
 
-def simulate(tmp_path: Path, text: str, *args: str) -> tuple[int, dict[str, Any], str]:
+V134 = ("--kubernetes-version", "1.34")  # what these tests compare the later versions with
+
+
+def simulate(
+    tmp_path: Path, text: str, *args: str, version: tuple[str, ...] = V134
+) -> tuple[int, dict[str, Any], str]:
     path = tmp_path / "scenario.yaml"
     path.write_text(text)
     out, err = io.StringIO(), io.StringIO()
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        code = main(["simulate", "--scenario", str(path), "--no-prepare", "-o", "json", *args])
+        argv = ["simulate", "--scenario", str(path), "--no-prepare", "-o", "json"]
+        code = main([*argv, *version, *args])
     return code, json.loads(out.getvalue() or "{}"), err.getvalue()
 
 
@@ -70,8 +76,10 @@ def published(document: dict[str, Any]) -> dict[str, dict[str, Any]]:
 
 def test_every_run_says_which_scheduler_it_decided_as(tmp_path: Path) -> None:
     node = "kind: SimulatedNode\nmetadata: {name: n}\nspec: {hardware: {chip: 910B4, count: 1}}\n"
-    code, document, _ = simulate(tmp_path, node + "---\n" + CLASS)
+    code, document, _ = simulate(tmp_path, node + "---\n" + CLASS, version=())
     assert code == 0
+    assert document["decidedAs"]["kubernetesVersion"] == "v1.37.2"  # the current release
+    code, document, _ = simulate(tmp_path, node + "---\n" + CLASS)
     assert document["decidedAs"]["kubernetesVersion"] == "v1.34.3"
     assert document["decidedAs"]["allocator"] == "experimental"
     assert document["decidedAs"]["featureGates"]["DRADeviceTaints"] is False
@@ -81,7 +89,9 @@ def test_every_run_says_which_scheduler_it_decided_as(tmp_path: Path) -> None:
     path = tmp_path / "scenario.yaml"
     out = io.StringIO()
     with contextlib.redirect_stdout(out):
-        main(["simulate", "--scenario", str(path), "--feature-gates", "DRADeviceTaints=true"])
+        main(
+            ["simulate", "--scenario", str(path), *V134, "--feature-gates", "DRADeviceTaints=true"]
+        )
     assert (
         "# Decided as kube-scheduler v1.34.3 with gates DRADeviceTaints=true "
         "(experimental allocator)." in out.getvalue()

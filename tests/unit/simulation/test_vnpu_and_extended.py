@@ -45,13 +45,25 @@ def claim_pod(name: str, cel: str, count: int = 1) -> str:
         """)
 
 
+V134 = ("--kubernetes-version", "1.34")  # the gates below are set on v1.34.3
+
+
 def simulate(tmp_path: Path, text: str, *args: str) -> tuple[int, str]:
     path = tmp_path / "scenario.yaml"
     path.write_text(text)
     out = io.StringIO()
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(io.StringIO()):
         code = main(
-            ["simulate", "--scenario", str(path), "--cdi-out", str(tmp_path / "cdi"), *GATES, *args]
+            [
+                "simulate",
+                "--scenario",
+                str(path),
+                "--cdi-out",
+                str(tmp_path / "cdi"),
+                *V134,
+                *GATES,
+                *args,
+            ]
         )
     return code, out.getvalue()
 
