@@ -14,7 +14,10 @@ needs and an operator does not:
 - this folder's cluster already holds the manifests' access objects, applied client-side by its
   fixture (the other tests run the plugin under that identity), so the server-side apply takes
   over their fields with --force-conflicts, which a fresh cluster does not need.
-The last command's output must be `npu-smi info` run inside the pod."""
+The last command's output must be `npu-smi info` run inside the pod. Then the upgrade of
+docs/upgrade.md: `newTag` set in the Kustomization to a second tag of the image and the same
+apply run again, without --force-conflicts: it re-applies cleanly, the DaemonSet rolls to the new
+tag, and the pod holding an NPU keeps running."""
 
 from __future__ import annotations
 
@@ -29,7 +32,8 @@ import yaml
 from tests.e2e.real_node.cluster import RealCluster
 from tests.support.ascend_host import fake_ascend_host
 from tests.support.node_fixtures import IMAGES_CACHE
-from tests.support.plugin_image import build_plugin_image
+from tests.support.plugin_image import TAG, build_plugin_image
+from tests.support.version import VERSION
 
 REPO = Path(__file__).resolve().parents[3]
 README = REPO / "README.md"
@@ -38,6 +42,7 @@ LOCAL_NAME = "npu-dra"  # deploy/manifests/Kustomization's image name, imported 
 KUSTOMIZATION = REPO / "deploy" / "manifests" / "Kustomization"
 APPLY_MANIFESTS = "kubectl apply --server-side -k deploy/manifests/"
 DAEMONSET = "daemonset/ascend-npu-dra-kubeletplugin"
+NEXT_TAG = f"{VERSION}-next"  # a second tag of the same image, as an upgrade would bring
 # What the quickstart adds to this folder's cluster; the access objects, the policies and the
 # DeviceClass were there before it (the folder's fixture applies them) and the tests after it
 # use them, so they stay.
@@ -99,6 +104,7 @@ def test_the_readme_quickstart_runs_on_the_real_node(real_cluster: RealCluster) 
                         f"KUBERNETES_SERVICE_HOST=127.0.0.1 KUBERNETES_SERVICE_PORT={port}",
                         env,
                     )
+            upgraded_image = upgrade_by_manifests(cluster, env)
         finally:
             KUSTOMIZATION.write_text(kustomization)
             for manifest in CLEAN_UP:
@@ -107,6 +113,29 @@ def test_the_readme_quickstart_runs_on_the_real_node(real_cluster: RealCluster) 
                 )
     assert "npu-smi" in output, output
     assert "910B4" in output, output
+    assert upgraded_image.endswith(f":{NEXT_TAG}"), upgraded_image
+
+
+def upgrade_by_manifests(cluster: RealCluster, env: dict[str, str]) -> str:
+    """docs/upgrade.md: newTag changed, the same two commands; the image the new pod runs."""
+    cluster.node.ctr("images", "tag", "--force", TAG, f"{TAG.rsplit(':', 1)[0]}:{NEXT_TAG}")
+    started = pod_container(env, "npu-pod")
+    kustomization = yaml.safe_load(KUSTOMIZATION.read_text())
+    kustomization["images"][0]["newTag"] = NEXT_TAG
+    KUSTOMIZATION.write_text(yaml.safe_dump(kustomization))
+    run(APPLY_MANIFESTS, env)  # no --force-conflicts: the first apply owns the image
+    run(f"kubectl -n ascend-dra rollout status {DAEMONSET} --timeout=5m", env)
+    assert pod_container(env, "npu-pod") == started  # the running pod kept its NPU
+    image = "jsonpath='{.spec.template.spec.containers[0].image}'"
+    return run(f"kubectl -n ascend-dra get {DAEMONSET} -o {image}", env)
+
+
+def pod_container(env: dict[str, str], pod: str) -> str:
+    return run(
+        f"kubectl -n ascend-dra get pod {pod} -o "
+        "jsonpath='{.status.containerStatuses[0].containerID} {.status.phase}'",
+        env,
+    )
 
 
 def run(line: str, env: dict[str, str], *, check: bool = True, cwd: Path = REPO) -> str:
