@@ -19,7 +19,7 @@ import base64
 import binascii
 import re
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from datetime import date, datetime
 from urllib.parse import urlsplit
 
@@ -188,11 +188,13 @@ def _rewritten(name: str, argument: str) -> str:
     )
 
 
-def _closing(text: str, position: int) -> int | None:
-    """The index of the parenthesis closing one opened just before `position`."""
-    depth, quote, i = 1, "", position
+def _walk(text: str, start: int) -> Iterator[tuple[int, str, str]]:
+    """Each character from `start` with the string literal's quote it stands in ("" outside
+    one); a character a backslash escapes inside a literal is passed over."""
+    quote, i = "", start
     while i < len(text):
         char = text[i]
+        yield i, char, quote
         if quote:
             if char == "\\":
                 i += 1
@@ -200,26 +202,20 @@ def _closing(text: str, position: int) -> int | None:
                 quote = ""
         elif char in "\"'":
             quote = char
-        elif char == "(":
-            depth += 1
-        elif char == ")":
-            depth -= 1
-            if depth == 0:
-                return i
         i += 1
+
+
+def _closing(text: str, position: int) -> int | None:
+    """The index of the parenthesis closing one opened just before `position`."""
+    depth = 1
+    for i, char, quote in _walk(text, position):
+        if quote or char not in "()":
+            continue
+        depth += 1 if char == "(" else -1
+        if depth == 0:
+            return i
     return None
 
 
 def _in_string(text: str, position: int) -> bool:
-    quote, i = "", 0
-    while i < position:
-        char = text[i]
-        if quote:
-            if char == "\\":
-                i += 1
-            elif char == quote:
-                quote = ""
-        elif char in "\"'":
-            quote = char
-        i += 1
-    return bool(quote)
+    return next((bool(quote) for i, _, quote in _walk(text, 0) if i >= position), False)
