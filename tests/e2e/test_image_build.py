@@ -37,7 +37,9 @@ def test_the_dockerfile_builds_and_runs_for(arch: str, capsys: pytest.CaptureFix
     machine, version, *table = run_in_image(IMAGES_CACHE, image, DISCOVER).splitlines()
     assert machine == MACHINES[arch]
     assert version.startswith("npu-dra 0.")
-    assert table[-1] == "node-a: 2 devices, 2 published in 1 ResourceSlice(s)"
+    assert table[-1] == (
+        "node-a: 2 devices, 2 published in 1 ResourceSlice(s), read through fake (--hardware fake)"
+    )
     with capsys.disabled():
         print(f"\n[image] {image}: {image_size(IMAGES_CACHE, image)} uncompressed")
 

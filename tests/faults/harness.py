@@ -23,6 +23,7 @@ import grpc
 import yaml
 from kubernetes import client
 
+from npu_dra.adapters.boot_id import RECORD_NAME, STALE_TEMP_S
 from npu_dra.adapters.checkpoint.files import FileCheckpointStore
 from npu_dra.domain.errors import StateError
 from tests.e2e.plugin_process import DRIVER, FakeNode, fake_node, plugin_env, stop_group
@@ -104,10 +105,19 @@ class FaultNode:
         return {n[len(prefix) : -len(suffix)] for n in names if n.startswith(prefix)}
 
     def temp_files(self) -> list[str]:
+        """Temp files a start should have removed. A boot record's temp file younger than
+        STALE_TEMP_S is spared by design (another instance may be writing it: adapters/boot_id.py)
+        and goes at a later start, so a kill just before the last start may leave one."""
         found = []
+        young = time.time() - STALE_TEMP_S
         for directory in (self.host.cdi, self.data_dir):
-            if directory.exists():
-                found += [f"{directory}/{n}" for n in os.listdir(directory) if n.endswith(".tmp")]
+            if not directory.exists():
+                continue
+            for name in os.listdir(directory):
+                path = directory / name
+                spared = name.startswith(f".{RECORD_NAME}.") and _mtime(path) > young
+                if name.endswith(".tmp") and not spared:
+                    found.append(str(path))
         return sorted(found)
 
     def slices(self) -> list[dict[str, Any]]:
@@ -283,3 +293,10 @@ def check(node: FaultNode, prepared: set[str]) -> Consistency:
         orphans=sorted(node.spec_uids() - set(checkpoint.claims)),
         temp_files=node.temp_files(),
     )
+
+
+def _mtime(path: Path) -> float:
+    try:
+        return path.stat().st_mtime
+    except FileNotFoundError:
+        return 0.0

@@ -14,6 +14,7 @@ import pytest
 
 from tests.e2e.real_node.cluster import DRIVER, RealCluster
 from tests.e2e.real_node.sharing_pods import SHARE_CLASS, container_env, pod, remove, template
+from tests.support.controlplane import wait_for
 from tests.support.fake_npu_smi import FakeNpuSmi
 
 A = f'device.attributes["{DRIVER}"]'
@@ -28,8 +29,22 @@ def all_shared(real_cluster_v137: RealCluster, tmp_path: Path) -> Any:
     argv += [f"--npu-smi={smi.path}", "--shared-chips=all"]
     plugin = cluster.start_plugin("dra-plugin-classes", argv)
     cluster.wait_registered(plugin)
+    wait_for(  # not an earlier test's slices of whole chips: every chip shared, as published here
+        lambda: (
+            len(shared := cluster.published()) == 8
+            and all(d.get("allowMultipleAllocations") for d in shared.values())
+        ),
+        timeout=60,
+        what="8 shared chips published",
+    )
     yield cluster, plugin
     plugin.stop()
+    # The next test's plugin republishes; until it has, the scheduler must not allocate these
+    # shared chips to a claim that plugin will not prepare as a share.
+    cluster.plane.kubectl(
+        "delete", "resourceslices", "--field-selector", f"spec.nodeName={cluster.node.name}",
+        check=False,
+    )  # fmt: skip
 
 
 def devices_of(cluster: RealCluster, name: str) -> list[str]:
