@@ -156,7 +156,7 @@ def build_binaries(
     if code != 0:
         hint = ""
         if shutil.which("go") is None:
-            hint = "\n`go` is not on PATH: install Go >= 1.24 (https://go.dev/dl/) to build them."
+            hint = "\n`go` is not on PATH: install Go >= 1.26 (https://go.dev/dl/) to build them."
         return f"building the {what} binaries failed ({script} exited {code}){hint}\n" + "\n".join(
             stderr_tail
         )

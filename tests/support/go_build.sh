@@ -7,7 +7,7 @@ go_build() {
   [ -x "$out" ] && return 0
   if ! command -v go >/dev/null 2>&1; then
     echo "error: $(basename "$out") is not in $(dirname "$out") and \`go\` is not on PATH to" \
-      "build it; install Go >= 1.24 (https://go.dev/dl/) and put it on PATH" >&2
+      "build it; install Go >= 1.26 (https://go.dev/dl/) and put it on PATH" >&2
     exit 3
   fi
   echo "building $(basename "$out") (first run only; this takes minutes)" >&2

@@ -14,7 +14,7 @@ mkdir -p "$cache"
   if [ ! -x "$out" ]; then
     if ! command -v go >/dev/null 2>&1; then
       echo "error: promtool is not in $cache and \`go\` is not on PATH to build it;" \
-        "install Go >= 1.24 (https://go.dev/dl/) and put it on PATH" >&2
+        "install Go >= 1.26 (https://go.dev/dl/) and put it on PATH" >&2
       exit 3
     fi
     echo "building promtool $version (first run only; this takes minutes)" >&2
