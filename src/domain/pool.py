@@ -17,8 +17,9 @@ from npu_dra.domain.device import Device, NodeInventory
 from npu_dra.domain.device_kinds import TYPE_ATTRIBUTE, VNPU_TYPE
 from npu_dra.domain.device_taints import DeviceTaint, TaintPolicy
 from npu_dra.domain.ids import DeviceName, DriverName, NodeName, PoolName
-from npu_dra.domain.profile import PCI_BUS_ID, profile_named
+from npu_dra.domain.profile import profile_named
 from npu_dra.domain.published import CapacityRange, PublishedDevice, RequestPolicy
+from npu_dra.domain.published_attributes import PCI_BUS_ID
 from npu_dra.domain.vnpu.layout import (
     PARENT_ATTRIBUTE,
     TEMPLATE_ATTRIBUTE,

@@ -16,13 +16,8 @@ import attrs
 
 from npu_dra.domain.attributes import AttributeValue
 from npu_dra.domain.device import Device
-from npu_dra.domain.device_kinds import TYPE_ATTRIBUTE
-from npu_dra.domain.huawei_names import DEVICE_TYPE, PHYSIC_ID, huawei_device_type
+from npu_dra.domain.published_attributes import ascend_attributes, ascend_capacity, gpu_attributes
 from npu_dra.domain.quantity import Quantity
-
-PCI_BUS_ID = "resource.kubernetes.io/pciBusID"  # the standard attributes, any vendor
-STANDARD_NUMA_NODE = "resource.kubernetes.io/numaNode"
-PCIE_ROOT = "resource.kubernetes.io/pcieRoot"
 
 # Which ids an Ascend container's software sees, for a container whose /dev/davinci<N> nodes
 # come from our CDI spec (the host's N, never renumbered in /dev):
@@ -117,59 +112,6 @@ def with_runtime_ids(profile: DeviceProfile, mode: str) -> DeviceProfile:
     return attrs.evolve(profile, runtime_ids=mode)
 
 
-def _common_attributes(device: Device) -> dict[str, AttributeValue]:
-    """`type` (domain/device_kinds: the profile's name is a whole device's), NUMA node, HCCS
-    group and the standard attributes (k8s.io/dynamic-resource-allocation v0.37.2
-    deviceattribute/attribute.go: `numaNode` an int, left out where the node is not known;
-    `pcieRoot` where sysfs tells it)."""
-    attributes: dict[str, AttributeValue] = {TYPE_ATTRIBUTE: device.profile}
-    if device.numa_node is not None:
-        attributes["numaNode"] = device.numa_node
-        if device.numa_node >= 0:
-            attributes[STANDARD_NUMA_NODE] = device.numa_node
-    if device.topology_group is not None:
-        attributes["topologyGroup"] = device.topology_group
-    if device.pci_bus_id is not None:
-        attributes[PCI_BUS_ID] = device.pci_bus_id.lower()
-    if device.pcie_root is not None:
-        attributes[PCIE_ROOT] = device.pcie_root
-    return attributes | dict(device.properties)
-
-
-def _ascend_attributes(device: Device) -> dict[str, AttributeValue]:
-    """The seed's names (`kubectl get resourceslices -o yaml`): chipName, physicalId, ...; and
-    Huawei's own DRA driver's two (domain/huawei_names.py), so its claims run unchanged."""
-    attributes: dict[str, AttributeValue] = {
-        "chipName": device.chip_name,
-        "physicalId": device.physical_id,
-        "logicId": device.logic_id,
-        "cardId": device.card_id,
-        "chipId": device.chip_id,
-        DEVICE_TYPE: huawei_device_type(device.chip_name),
-        PHYSIC_ID: device.physical_id,
-    }
-    return attributes | _common_attributes(device)
-
-
-def _ascend_capacity(device: Device) -> dict[str, Quantity]:
-    capacity = {"memCapacity": Quantity.of_bytes(device.memory_bytes)}
-    if device.aicore_count is not None:
-        capacity["aiCores"] = Quantity.of_bytes(device.aicore_count)
-    return capacity
-
-
-def _gpu_attributes(device: Device) -> dict[str, AttributeValue]:
-    """NVIDIA's own DRA driver's names where it has them (index, minor, uuid, productName...)."""
-    attributes: dict[str, AttributeValue] = {
-        "index": device.logic_id,
-        "minor": device.physical_id,
-        "productName": device.chip_name,
-    }
-    if device.uuid is not None:
-        attributes["uuid"] = device.uuid
-    return attributes | _common_attributes(device)
-
-
 def chip_family(chip_name: str) -> str:
     """Extended-resource family of a chip: 910B4 -> Ascend910, 310P3 -> Ascend310P. An A3
     node's npu-smi names its chips `Ascend910` (ascend-facts A.2): the prefix is not doubled."""
@@ -197,8 +139,8 @@ ASCEND_NPU = DeviceProfile(
     node_prefix="davinci",
     family_of=chip_family,
     device_name=lambda d: f"npu-{d.physical_id}",
-    attributes=_ascend_attributes,
-    capacity=_ascend_capacity,
+    attributes=ascend_attributes,
+    capacity=ascend_capacity,
     memory_capacity="memCapacity",
     visible_id=lambda d: str(d.physical_id),
     real_backend="npu-smi",
@@ -237,7 +179,7 @@ NVIDIA_GPU = DeviceProfile(
     node_prefix="nvidia",
     family_of=lambda _: "gpu",
     device_name=lambda d: f"gpu-{d.logic_id}",
-    attributes=_gpu_attributes,
+    attributes=gpu_attributes,
     capacity=lambda d: {"memory": Quantity.of_bytes(d.memory_bytes)},
     memory_capacity="memory",
     visible_id=lambda d: d.uuid or str(d.logic_id),
