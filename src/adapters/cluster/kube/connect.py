@@ -6,13 +6,16 @@ is most of the client's import cost and a plugin in a pod never runs it (see __i
 from kubernetes import client
 
 
-def api_client(kubeconfig: str | None = None) -> client.ApiClient:
-    """From `kubeconfig` if given, else the pod's service account (in-cluster config)."""
+def api_client(kubeconfig: str | None = None, *, persist: bool = True) -> client.ApiClient:
+    """From `kubeconfig` if given, else the pod's service account (in-cluster config);
+    `persist=False` never writes a refreshed token back to the kubeconfig (a read-only user)."""
     configuration = client.Configuration()
     if kubeconfig:
         from kubernetes.config import kube_config
 
-        kube_config.load_kube_config(config_file=kubeconfig, client_configuration=configuration)  # type: ignore[no-untyped-call]
+        kube_config.load_kube_config(  # type: ignore[no-untyped-call]
+            config_file=kubeconfig, client_configuration=configuration, persist_config=persist
+        )
     else:
         from kubernetes.config import incluster_config
 

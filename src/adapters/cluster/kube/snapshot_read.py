@@ -19,10 +19,10 @@ from typing import Any
 
 import attrs
 import urllib3
-from kubernetes import client, config
 from kubernetes.client import ApiClient, ApiException
 from kubernetes.config.config_exception import ConfigException
 
+from npu_dra.adapters.cluster.kube.connect import api_client
 from npu_dra.adapters.cluster.kube.raw import raw_call
 
 FLAG = "--from-cluster"
@@ -77,23 +77,15 @@ class ClusterReadError(Exception):
 def reading_client(kubeconfig: str, in_cluster: bool) -> ApiClient:
     """A client from `kubeconfig`, else the pod's service account (`in_cluster`); ClusterReadError
     naming --kubeconfig for a file it cannot use."""
-    configuration = client.Configuration()
-    try:
-        if kubeconfig:
-            config.load_kube_config(  # type: ignore[no-untyped-call]
-                config_file=kubeconfig, client_configuration=configuration, persist_config=False
-            )
-        elif in_cluster:
-            config.load_incluster_config(client_configuration=configuration)  # type: ignore[no-untyped-call]
-        else:
-            raise ClusterReadError(
-                f"{FLAG}: no --kubeconfig (env KUBECONFIG) and no in-cluster service account"
-            )
+    if not kubeconfig and not in_cluster:
+        raise ClusterReadError(
+            f"{FLAG}: no --kubeconfig (env KUBECONFIG) and no in-cluster service account"
+        )
+    try:  # the plugin's own client, without retries: one read, a failure is reported
+        return api_client(kubeconfig or None, persist=False)
     except (ConfigException, OSError, ValueError, TypeError) as error:
         where = f"--kubeconfig {kubeconfig}" if kubeconfig else "the in-cluster service account"
         raise ClusterReadError(f"{FLAG}: {where} is unusable: {error}") from error
-    configuration.retries = False  # one read: a failure is reported, not retried
-    return client.ApiClient(configuration)
 
 
 def read_cluster(api: ApiClient, limits: Mapping[str, int]) -> list[dict[str, Any]]:
