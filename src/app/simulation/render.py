@@ -10,12 +10,13 @@ from typing import Any
 import yaml
 
 from npu_dra.adapters.cdi.codec import encode as encode_cdi
+from npu_dra.app.simulation.pod_decision import PodResult
 from npu_dra.app.simulation.render_capacity import capacity_document, capacity_rows
 from npu_dra.app.simulation.render_devices import counter_rows, device_rows
 from npu_dra.app.simulation.render_explain import explain_document, explain_section
 from npu_dra.app.simulation.render_refused import refused_document, refused_rows
 from npu_dra.app.simulation.render_shares import device_text, result_document, share_notes
-from npu_dra.app.simulation.run import PodResult, SimulationResult
+from npu_dra.app.simulation.run import SimulationResult
 from npu_dra.app.simulation.summary import summary, summary_line
 from npu_dra.domain.scheduling.versions import scheduler_version
 

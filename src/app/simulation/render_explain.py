@@ -3,7 +3,8 @@
 
 from typing import Any
 
-from npu_dra.app.simulation.run import PodResult, SimulationResult
+from npu_dra.app.simulation.pod_decision import PodResult
+from npu_dra.app.simulation.run import SimulationResult
 
 SHOWN_NODES = 5  # node names printed per reason in the table; the documents list them all
 

@@ -16,7 +16,7 @@ from npu_dra.domain.scheduling.pod_affinity import AFFINITY_NOT_MATCHED
 from npu_dra.domain.scheduling.pod_terms import Namespaces, PodTerms
 
 if TYPE_CHECKING:
-    from npu_dra.app.simulation.run import PodResult
+    from npu_dra.app.simulation.pod_decision import PodResult
 
 
 def retried(

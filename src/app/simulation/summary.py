@@ -5,7 +5,8 @@ pods `--fail-on-pending` fails the run for."""
 
 from collections import Counter
 
-from npu_dra.app.simulation.run import PodResult, SimulationResult
+from npu_dra.app.simulation.pod_decision import PodResult
+from npu_dra.app.simulation.run import SimulationResult
 
 # PodResult.status -> the summary's word
 KINDS = {
