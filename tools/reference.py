@@ -4,7 +4,7 @@ renders them again and fails on any difference, naming this command).
 
 - flags.md: every option of every command (src/app/options/: the option tables, CONCERNS and
   COMMANDS), with its environment variable and default;
-- metrics.md: every series the plugins serve (SERIES in src/adapters/metrics/prometheus.py)
+- metrics.md: every series the plugins serve (SERIES in src/adapters/metrics/series.py)
   with its labels and the values each label takes;
 - device-attributes.md: every attribute and capacity a device can carry
   (tools/reference_devices.py);
@@ -104,13 +104,13 @@ def _words(words: Any) -> str:
 
 
 def metrics_page() -> str:
-    from npu_dra.adapters.metrics.prometheus import SERIES, CounterSeries, HistogramSeries
+    from npu_dra.adapters.metrics.series import SERIES, CounterSeries, HistogramSeries
 
     values = label_values()
     lines = [
         "# Metrics",
         "",
-        REGENERATE.format(source="`SERIES` in `src/adapters/metrics/prometheus.py`"),
+        REGENERATE.format(source="`SERIES` in `src/adapters/metrics/series.py`"),
         "`--metrics-port` (chart `metricsPort`; off by default) serves them on `/metrics`; the",
         "kubelet plugin serves all but the `device_plugin` series, `npu-dra device-plugin` those",
         "and the hardware series. A histogram also serves `_bucket`, `_sum` and `_count`.",

@@ -10,7 +10,7 @@ from typing import Protocol
 
 import pytest
 
-from npu_dra.adapters.metrics import prometheus as series
+from npu_dra.adapters.metrics import series
 from npu_dra.adapters.metrics.memory import MemoryMetrics
 from npu_dra.adapters.metrics.prometheus import PrometheusMetrics
 from npu_dra.domain.metrics import REASONS, PluginMetrics

@@ -13,7 +13,7 @@ from typing import Any
 
 import yaml
 
-from npu_dra.adapters.metrics.prometheus import SERIES, HistogramSeries
+from npu_dra.adapters.metrics.series import SERIES, HistogramSeries
 from tests.deploy.helm_cli import CHART, Helm
 from tests.deploy.objects import only
 

@@ -8,7 +8,8 @@ from typing import Any
 
 import pytest
 
-from npu_dra.adapters.metrics.prometheus import SERIES, PrometheusMetrics
+from npu_dra.adapters.metrics.prometheus import PrometheusMetrics
+from npu_dra.adapters.metrics.series import SERIES
 from npu_dra.app.kubelet_plugin.metrics_server import watch_prefetch, watch_state
 from npu_dra.domain.device import NodeInventory
 from npu_dra.domain.ids import NodeName

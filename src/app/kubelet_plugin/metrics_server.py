@@ -13,17 +13,19 @@ from wsgiref.simple_server import WSGIServer
 
 from npu_dra.adapters.grpc.registration_server import RegistrationState
 from npu_dra.adapters.metrics.prometheus import (
+    CountsCollector,
+    DeviceHealthCollector,
+    LabelledCollector,
+    PrometheusMetrics,
+    ValueCollector,
+)
+from npu_dra.adapters.metrics.series import (
     CLAIM_DEVICES,
     CLAIM_PREFETCH,
     CLAIM_PREFETCH_READY,
     CLAIMS_DEVICE_GONE,
     CLAIMS_PREPARED,
     KUBELET_REGISTERED,
-    CountsCollector,
-    DeviceHealthCollector,
-    LabelledCollector,
-    PrometheusMetrics,
-    ValueCollector,
 )
 from npu_dra.app.services.claim_prefetch import ClaimPrefetch
 from npu_dra.app.services.inventory import InventoryCache
