@@ -30,36 +30,25 @@ instead of appending it. So whenever claims are held, the snapshot is of this ve
 release refuses the files rather than ignore a newer journal line as one a crash cut short.
 A whole journal line of a newer version is refused here too.
 
-Nothing at these names is written through or trusted to be ours (adapters/atomic.py): both are
-read only as regular files, never through a link, never blocking, up to their size limits (a
-larger file is refused, like a damaged one); any other entry at either name (a link, a FIFO, a
-directory) is not ours: it is reported and read as absent, and the next save replaces it by a
-rename. The journal is appended to only when it is a regular file with no other name; otherwise
-the save compacts first, as above (the new, empty journal is renamed over the entry).
+Nothing at these names is written through or trusted to be ours (file_io.py, which reads and
+writes them): any other entry at either name (a link, a FIFO, a directory) is reported and read
+as absent, and the next save replaces it by a rename. The journal is appended to only when it is
+a regular file with no other name; otherwise the save compacts first, as above (the new, empty
+journal is renamed over the entry).
 """
 
 import contextlib
 import json
 import logging
-import os
 import threading
 from contextlib import AbstractContextManager
 from pathlib import Path
 
 import attrs
 
-from npu_dra.adapters.atomic import (
-    ForeignEntries,
-    ForeignEntry,
-    Oversized,
-    atomic_write,
-    ensure_dir,
-    identity,
-    open_regular_for_append,
-    read_regular,
-    remove_temp_files,
-)
+from npu_dra.adapters.atomic import ForeignEntries, ForeignEntry, identity, remove_temp_files
 from npu_dra.adapters.checkpoint.codec import decode, encode, journal_line
+from npu_dra.adapters.checkpoint.file_io import append_line, read_file, replace_file
 from npu_dra.adapters.checkpoint.journal import replay
 from npu_dra.adapters.checkpoint.limits import (
     COMPACT_AFTER,
@@ -71,8 +60,6 @@ from npu_dra.adapters.checkpoint.limits import (
 from npu_dra.domain.checkpoint import CHECKPOINT_VERSION, Checkpoint
 from npu_dra.domain.errors import StateError
 
-CHECKPOINT_MODE = 0o600
-DIR_MODE = 0o700  # the plugin's data dir: the checkpoint and the DRA socket, root only
 JOURNAL_SUFFIX = ".journal"
 log = logging.getLogger(__name__)
 
@@ -132,7 +119,7 @@ class FileCheckpointStore:
     def _load(self) -> Checkpoint:
         self._older = None
         checkpoint = self._load_snapshot()
-        data = self._read(self.journal, "checkpoint journal", MAX_JOURNAL_BYTES)
+        data = read_file(self.journal, "checkpoint journal", MAX_JOURNAL_BYTES, self._foreign)
         self._journaled = data is not None
         self._drained = not checkpoint.claims and not data
         checkpoint = self._replay(checkpoint, data or b"")
@@ -196,7 +183,7 @@ class FileCheckpointStore:
             self._older = min(read.version, self._older or read.version)
 
     def _load_snapshot(self) -> Checkpoint:
-        data = self._read(self.path, "checkpoint", MAX_CHECKPOINT_BYTES)
+        data = read_file(self.path, "checkpoint", MAX_CHECKPOINT_BYTES, self._foreign)
         if data is None:
             return Checkpoint()
         try:
@@ -205,18 +192,6 @@ class FileCheckpointStore:
             raise StateError(f"checkpoint {self.path}: {e}") from e
         self._note_version(checkpoint)
         return checkpoint
-
-    def _read(self, path: Path, what: str, limit: int) -> bytes | None:
-        """The file's bytes; None if absent or not ours (a link, FIFO, directory: reported)."""
-        try:
-            return read_regular(path, limit=limit)
-        except Oversized as e:  # perhaps ours: refused like a damaged one, never taken as empty
-            raise StateError(f"{what} {path}: {e.why}; nothing was read") from e
-        except ForeignEntry as e:
-            self._foreign.report(e, action="read as absent; the next save replaces it")
-            return None
-        except OSError as e:
-            raise StateError(f"{what} {path}: {e}") from e
 
     def _replay(self, checkpoint: Checkpoint, data: bytes) -> Checkpoint:
         replayed = replay(checkpoint, data, self.journal)
@@ -229,21 +204,9 @@ class FileCheckpointStore:
         """Make `saved` the snapshot, then empty the journal: `saved` must be what the files
         hold already (or there must be no journal), see the module's note on the order."""
         document = json.dumps(encode(saved), indent=2, sort_keys=True).encode() + b"\n"
-        atomic_write(
-            self.path,
-            document,
-            mode=CHECKPOINT_MODE,
-            temp_prefix=self._temp_prefix,
-            dir_mode=DIR_MODE,
-        )
+        replace_file(self.path, document, self._temp_prefix)
         # Emptied by a rename, like the snapshot: whatever holds the name is replaced, not opened.
-        atomic_write(
-            self.journal,
-            b"",
-            mode=CHECKPOINT_MODE,
-            temp_prefix=self._temp_prefix,
-            dir_mode=DIR_MODE,
-        )
+        replace_file(self.journal, b"", self._temp_prefix)
         self._lines, self._good_size, self._torn, self._journaled = 0, 0, False, True
         self._drained = not saved.claims
         if self._older is not None and saved.claims:
@@ -259,28 +222,12 @@ class FileCheckpointStore:
         """Append `line` to the journal; `saved` is what the files hold before it (what a
         compaction makes the snapshot if the journal's name holds something not ours)."""
         try:
-            fd = self._open_journal()
+            append_line(self.journal, line, offset=self._good_size, cut=self._torn)
         except ForeignEntry as e:
             self._foreign.report(e, action="replaced by a new snapshot and journal")
-            self._compact(saved)
-            fd = self._open_journal()
-        try:
-            if self._torn:  # cut the line a crash left, so that ours follows a whole one
-                os.ftruncate(fd, self._good_size)
-                self._torn = False
-            written = 0
-            while written < len(line):
-                written += os.pwrite(fd, line[written:], self._good_size + written)
-            os.fdatasync(fd)
-        finally:
-            os.close(fd)
+            self._compact(saved)  # an empty journal: nothing to cut
+            append_line(self.journal, line, offset=self._good_size, cut=self._torn)
+        self._torn = False
         self._lines += 1
         self._good_size += len(line)
         self._drained = False
-
-    def _open_journal(self) -> int:
-        try:
-            return open_regular_for_append(self.journal, mode=CHECKPOINT_MODE)
-        except FileNotFoundError:  # its directory is gone: make it, the journal starts again
-            ensure_dir(self.journal.parent, mode=DIR_MODE)
-            return open_regular_for_append(self.journal, mode=CHECKPOINT_MODE)
