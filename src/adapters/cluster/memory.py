@@ -16,6 +16,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from npu_dra.adapters.cluster.memory_fields import ServedFields
+from npu_dra.adapters.cluster.memory_slice_watches import SliceWatch, SliceWatches
 from npu_dra.adapters.kube_shapes.claims import (
     allocation_to_api,
     claim_from_api,
@@ -76,7 +77,7 @@ class MemoryCluster:
         self._names: set[tuple[str, str]] = set()  # (kind, name) over all namespaces
         self._version = 0
         self._lock = threading.RLock()
-        self._watchers: list[_Watch] = []
+        self._slice_watches = SliceWatches(self._lock)
 
     def partitionable_layout(self, *, node: NodeName, driver: DriverName) -> str | None:
         if not self._fields.partitionable:
@@ -114,7 +115,7 @@ class MemoryCluster:
             body["metadata"]["generation"] = current["metadata"]["generation"] + int(changed)
             self._stamp(body)
             self._store(self._key(body), body)
-        self._notify(body)
+        self._slice_watches.notify(body)
         return _copy_object(body)
 
     def delete(self, kind: str, name: str, namespace: str = "") -> None:
@@ -125,7 +126,7 @@ class MemoryCluster:
                 self._slice_node.pop((kind, namespace, name), ""), set()
             ).discard((kind, namespace, name))
         if gone is not None:
-            self._notify(gone)
+            self._slice_watches.notify(gone)
 
     def get(self, kind: str, name: str, namespace: str = "") -> dict[str, Any] | None:
         with self._lock:
@@ -176,11 +177,8 @@ class MemoryCluster:
 
     def watch_slices(
         self, *, node: NodeName, driver: DriverName, on_change: Callable[[], None]
-    ) -> "_Watch":
-        found = _Watch(self, node, driver, on_change)
-        with self._lock:
-            self._watchers.append(found)
-        return found
+    ) -> SliceWatch:
+        return self._slice_watches.add(node, driver, on_change)
 
     def get_claim(self, *, ref: ClaimRef) -> ResourceClaim:
         obj = self.get("ResourceClaim", ref.name, ref.namespace)
@@ -244,21 +242,6 @@ class MemoryCluster:
                 return name
         raise RuntimeError(f"no free name for prefix {prefix!r}")
 
-    def _notify(self, body: Mapping[str, Any]) -> None:
-        """Watch events for slices; called outside the lock, like a watch stream's reader."""
-        if body.get("kind") != "ResourceSlice":
-            return
-        spec = body.get("spec") or {}
-        with self._lock:
-            watchers = list(self._watchers)
-        for w in watchers:
-            if (w.node, w.driver) == (spec.get("nodeName"), spec.get("driver")):
-                w.on_change()
-
-    def _unwatch(self, found: "_Watch") -> None:
-        with self._lock:
-            self._watchers = [w for w in self._watchers if w is not found]
-
     def node_exists(self, *, node: NodeName) -> bool:
         return self.get("Node", node) is not None
 
@@ -271,16 +254,3 @@ class MemoryCluster:
     def _node_owner(self, node: NodeName) -> dict[str, Any] | None:
         found = self.get("Node", node)
         return node_owner(node, found["metadata"]["uid"]) if found else None
-
-
-class _Watch:
-    def __init__(
-        self, cluster: MemoryCluster, node: str, driver: str, on_change: Callable[[], None]
-    ) -> None:
-        self._cluster = cluster
-        self.node = node
-        self.driver = driver
-        self.on_change = on_change
-
-    def stop(self) -> None:
-        self._cluster._unwatch(self)
