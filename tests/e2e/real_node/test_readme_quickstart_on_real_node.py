@@ -8,12 +8,17 @@ needs and an operator does not:
   and tag the manifests' Kustomization names; the README's registry name therefore becomes that
   name (so its `sed` of the Kustomization changes nothing here; the file is restored after);
 - `<node>` is the test node's name;
-- this node runs no kube-proxy, so after the manifests are applied the DaemonSet's container is
-  pointed at the API server's loopback address (KUBERNETES_SERVICE_HOST), as
-  test_daemonset_on_real_node does;
+- this node runs no kube-proxy, so the DaemonSet's container is pointed at the API server's
+  loopback address (KUBERNETES_SERVICE_HOST), as test_daemonset_on_real_node does: by a patch in
+  the Kustomization, so the apply's first pod already has it. (Set after the apply, as this test
+  once did, it made a second pod beside a first that could not reach the API server; a first pod
+  slow to go kept the rollout's status at "0 out of 1 new pods" and failed CI once.);
 - this folder's cluster already holds the manifests' access objects, applied client-side by its
   fixture (the other tests run the plugin under that identity), so the server-side apply takes
   over their fields with --force-conflicts, which a fresh cluster does not need.
+A command that fails is reported with what the namespace's pods, their events and the plugin
+pods' logs say. Whatever happened, the DaemonSet's pods are gone from the node before the next
+test of this folder starts (each of those runs a plugin of the same driver).
 The last command's output must be `npu-smi info` run inside the pod. Then the upgrade of
 docs/upgrade.md: `newTag` set in the Kustomization to a second tag of the image and the same
 apply run again, without --force-conflicts: it re-applies cleanly, the DaemonSet rolls to the new
@@ -24,6 +29,7 @@ from __future__ import annotations
 import os
 import re
 import subprocess
+import time
 from pathlib import Path
 
 import pytest
@@ -42,6 +48,8 @@ LOCAL_NAME = "npu-dra"  # deploy/manifests/Kustomization's image name, imported 
 KUSTOMIZATION = REPO / "deploy" / "manifests" / "Kustomization"
 APPLY_MANIFESTS = "kubectl apply --server-side -k deploy/manifests/"
 DAEMONSET = "daemonset/ascend-npu-dra-kubeletplugin"
+PLUGIN_LABEL = "app=ascend-npu-dra-kubeletplugin"
+PODS_GONE_S = 120.0
 NEXT_TAG = f"{VERSION}-next"  # a second tag of the same image, as an upgrade would bring
 # What the quickstart adds to this folder's cluster; the access objects, the policies and the
 # DeviceClass were there before it (the folder's fixture applies them) and the tests after it
@@ -92,25 +100,18 @@ def test_the_readme_quickstart_runs_on_the_real_node(real_cluster: RealCluster) 
     kustomization = KUSTOMIZATION.read_text()
     with fake_ascend_host(range(8), dev_dir=Path("/dev"), only_devices=True):
         try:
+            KUSTOMIZATION.write_text(with_service_env(kustomization, port))
             output = ""
             for command in quickstart_commands(README.read_text()):
                 line = command.replace("<node>", cluster.node.name)
                 if command == APPLY_MANIFESTS:
                     line += " --force-conflicts"
-                output = run(line.replace(REGISTRY_NAME, LOCAL_NAME), env)
-                if command == APPLY_MANIFESTS:
-                    run(
-                        f"kubectl -n ascend-dra set env {DAEMONSET} "
-                        f"KUBERNETES_SERVICE_HOST=127.0.0.1 KUBERNETES_SERVICE_PORT={port}",
-                        env,
-                    )
+                output = diagnosed(cluster, env, line.replace(REGISTRY_NAME, LOCAL_NAME))
             upgraded_image = upgrade_by_manifests(cluster, env)
         finally:
             KUSTOMIZATION.write_text(kustomization)
-            for manifest in CLEAN_UP:
-                run(
-                    f"kubectl delete --ignore-not-found --wait=true -f {manifest}", env, check=False
-                )
+            left_behind = clean_up(cluster, env)
+    assert not left_behind, left_behind  # the uninstall stopped every plugin pod
     assert "npu-smi" in output, output
     assert "910B4" in output, output
     assert upgraded_image.endswith(f":{NEXT_TAG}"), upgraded_image
@@ -123,11 +124,73 @@ def upgrade_by_manifests(cluster: RealCluster, env: dict[str, str]) -> str:
     kustomization = yaml.safe_load(KUSTOMIZATION.read_text())
     kustomization["images"][0]["newTag"] = NEXT_TAG
     KUSTOMIZATION.write_text(yaml.safe_dump(kustomization))
-    run(APPLY_MANIFESTS, env)  # no --force-conflicts: the first apply owns the image
-    run(f"kubectl -n ascend-dra rollout status {DAEMONSET} --timeout=5m", env)
+    diagnosed(cluster, env, APPLY_MANIFESTS)  # no --force-conflicts: the first apply owns it
+    diagnosed(cluster, env, f"kubectl -n ascend-dra rollout status {DAEMONSET} --timeout=5m")
     assert pod_container(env, "npu-pod") == started  # the running pod kept its NPU
     image = "jsonpath='{.spec.template.spec.containers[0].image}'"
     return run(f"kubectl -n ascend-dra get {DAEMONSET} -o {image}", env)
+
+
+def with_service_env(kustomization: str, port: str) -> str:
+    """The Kustomization with a patch that points the plugin's container at the API server's
+    loopback address (this node has no kube-proxy to route the service address)."""
+    document = yaml.safe_load(kustomization)
+    environment = [("KUBERNETES_SERVICE_HOST", "127.0.0.1"), ("KUBERNETES_SERVICE_PORT", port)]
+    operations = [
+        {"op": "add", "path": "/spec/template/spec/containers/0/env/-",
+         "value": {"name": name, "value": value}}
+        for name, value in environment
+    ]  # fmt: skip
+    document["patches"] = [
+        {"target": {"kind": "DaemonSet", "name": DAEMONSET.split("/")[1]},
+         "patch": yaml.safe_dump(operations)}
+    ]  # fmt: skip
+    return yaml.safe_dump(document, sort_keys=False)
+
+
+def diagnosed(cluster: RealCluster, env: dict[str, str], line: str) -> str:
+    """`run(line)`; if it fails, the error also says what the plugin's pods and logs say."""
+    try:
+        return run(line, env)
+    except AssertionError as failure:
+        raise AssertionError(f"{failure}\n{diagnosis(cluster, env)}") from None
+
+
+def diagnosis(cluster: RealCluster, env: dict[str, str]) -> str:
+    parts = [
+        run(f"kubectl -n ascend-dra {what}", env, check=False, stderr=True)
+        for what in ("get daemonset,pods -o wide", "describe pods", "get events")
+    ]
+    for pod in plugin_pods(env):
+        parts.append(f"--- log of {pod}:\n{cluster.node.pod_log('ascend-dra', pod)}")
+    return "\n".join(parts)
+
+
+def plugin_pods(env: dict[str, str]) -> list[str]:
+    names = run(f"kubectl -n ascend-dra get pods -l {PLUGIN_LABEL} -o name", env, check=False)
+    return [name.removeprefix("pod/") for name in names.split()]
+
+
+def clean_up(cluster: RealCluster, env: dict[str, str]) -> str:
+    """What the quickstart added, deleted; then the DaemonSet's pods waited for (they stop once
+    no claim is prepared). Any still there after PODS_GONE_S are deleted at once, for the next
+    tests run plugins of the same driver on this node; what they said is returned."""
+    for manifest in CLEAN_UP:
+        run(f"kubectl delete --ignore-not-found --wait=true -f {manifest}", env, check=False)
+    deadline = time.monotonic() + PODS_GONE_S
+    while plugin_pods(env) and time.monotonic() < deadline:
+        time.sleep(1)
+    left = plugin_pods(env)
+    if not left:
+        return ""
+    said = f"plugin pods left {PODS_GONE_S:.0f} s after the uninstall: {left}\n"
+    said += diagnosis(cluster, env)
+    run(f"kubectl -n ascend-dra delete pods -l {PLUGIN_LABEL} --grace-period=0 --force",
+        env, check=False)  # fmt: skip
+    deadline = time.monotonic() + PODS_GONE_S
+    while plugin_pods(env) and time.monotonic() < deadline:
+        time.sleep(1)
+    return said
 
 
 def pod_container(env: dict[str, str], pod: str) -> str:
@@ -138,7 +201,9 @@ def pod_container(env: dict[str, str], pod: str) -> str:
     )
 
 
-def run(line: str, env: dict[str, str], *, check: bool = True, cwd: Path = REPO) -> str:
+def run(
+    line: str, env: dict[str, str], *, check: bool = True, cwd: Path = REPO, stderr: bool = False
+) -> str:
     result = subprocess.run(
         ["bash", "-c", line], cwd=cwd, env=env, capture_output=True, text=True, timeout=400,
         check=False,
@@ -147,4 +212,4 @@ def run(line: str, env: dict[str, str], *, check: bool = True, cwd: Path = REPO)
         raise AssertionError(
             f"`{line}` exited {result.returncode}:\n{result.stderr}{result.stdout}"
         )
-    return result.stdout
+    return result.stdout + result.stderr if stderr else result.stdout
