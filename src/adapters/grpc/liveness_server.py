@@ -19,11 +19,11 @@ from typing import Any
 import grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
+from npu_dra.adapters.grpc.aio_server import AioServer
 from npu_dra.adapters.grpc.gen.dra.v1 import api_pb2 as dra_v1
 from npu_dra.adapters.grpc.gen.dra.v1 import api_pb2_grpc as dra_v1_grpc
 from npu_dra.adapters.grpc.gen.pluginregistration import api_pb2 as reg
 from npu_dra.adapters.grpc.gen.pluginregistration import api_pb2_grpc as reg_grpc
-from npu_dra.adapters.grpc.serve_thread import start_named
 from npu_dra.adapters.grpc.sockets import unix_target
 
 log = logging.getLogger(__name__)
@@ -108,20 +108,26 @@ class LivenessServer:
     def __init__(self, servicer: LivenessServicer, *, host: str, port: int) -> None:
         self._servicer = servicer
         self._address = f"{host}:{port}"
-        self._server: Any = None
+        self._server: AioServer | None = None
         self.port = port
 
     def start(self) -> None:
-        server = grpc.server(futures.ThreadPoolExecutor(2, "health"))
-        health_pb2_grpc.add_HealthServicer_to_server(self._servicer, server)
-        self.port = server.add_insecure_port(self._address)
-        start_named(server, "health")
+        def register(server: Any) -> None:
+            health_pb2_grpc.add_HealthServicer_to_server(self._servicer, server)
+
+        pool = futures.ThreadPoolExecutor(2, "health")
+        try:
+            server = AioServer.start(register, [self._address], pool)
+        except BaseException:
+            pool.shutdown(wait=False)
+            raise
+        (self.port,) = server.ports
         self._server = server
         log.info("health: serving grpc.health.v1 on port %d", self.port)
 
     def stop(self, grace: float | None = None) -> None:
         if self._server is not None:
-            self._server.stop(grace).wait()
+            self._server.stop(grace)
             self._server = None
 
 

@@ -5,9 +5,9 @@ The kubelet discovers plugins by socket files: a stale file from a crashed run m
 (a kubelet restart, an operator) means the kubelet no longer sees us, so the server is rebuilt
 on the same path. A grpc.Server cannot be restarted, hence `register` to build it again.
 
-One server may listen on several sockets (the kubelet plugin's DRA and registration sockets):
-each Python gRPC server keeps a thread that wakes every 200 ms to check for signals, so one
-server instead of two halves that idle cost (issue 13). Its sockets appear together when it
+One server may listen on several sockets (the kubelet plugin's DRA and registration sockets).
+It is a grpc.aio server (adapters/grpc/aio_server.py), which sleeps while no call arrives. Its
+sockets appear together when it
 starts, and go in reverse order when it stops: the last one (the registration socket) is
 unlinked first, so the kubelet stops sending work before the server stops serving.
 
@@ -25,10 +25,8 @@ from concurrent import futures
 from pathlib import Path
 from typing import Any
 
-import grpc
-
 from npu_dra.adapters.atomic import ensure_dir
-from npu_dra.adapters.grpc.serve_thread import start_named
+from npu_dra.adapters.grpc.aio_server import AioServer
 
 log = logging.getLogger(__name__)
 
@@ -76,8 +74,7 @@ class UnixGrpcServer:
         self._register = register
         self._workers = workers
         self._name = name or path.name
-        self._server: Any = None
-        self._pool: futures.ThreadPoolExecutor | None = None
+        self._server: AioServer | None = None
         self._inodes: dict[Path, int | None] = {}
         self._lock = threading.Lock()
 
@@ -113,15 +110,14 @@ class UnixGrpcServer:
             check_socket_path(path)
             ensure_dir(path.parent, mode=0o700)
             remove_stale(path)
-        self._pool = futures.ThreadPoolExecutor(self._workers, thread_name_prefix=self._name)
-        server = grpc.server(self._pool)
-        self._register(server)
+        pool = futures.ThreadPoolExecutor(self._workers, thread_name_prefix=self._name)
         with _UMASK_LOCK:
             previous = os.umask(0o777 & ~self.mode)
             try:
-                for path in self.paths:
-                    server.add_insecure_port(unix_target(path))
-                start_named(server, self._name)
+                server = AioServer.start(self._register, [unix_target(p) for p in self.paths], pool)
+            except BaseException:
+                pool.shutdown(wait=False)
+                raise
             finally:
                 os.umask(previous)
         for path in self.paths:
@@ -134,12 +130,10 @@ class UnixGrpcServer:
             return
         for path in self.paths[:0:-1]:  # the later sockets first: no new work arrives
             self._unlink_ours(path)
-        self._server.stop(grace).wait()
-        if self._pool is not None:  # no worker thread outlives the server
-            self._pool.shutdown(wait=True, cancel_futures=True)
+        self._server.stop(grace)  # no worker thread outlives the server
         # grpc unlinks its sockets on stop; a file someone else put there since is left alone.
         self._unlink_ours(self.path)
-        self._server, self._pool, self._inodes = None, None, {}
+        self._server, self._inodes = None, {}
         log.info("%s: stopped, %s removed", self._name, ", ".join(map(str, self.paths)))
 
     def _unlink_ours(self, path: Path) -> None:

@@ -1,5 +1,7 @@
-"""Every thread a gRPC server of the plugin keeps is named after the server (issue 49: the
-plugin's threads counted by name): its poll thread, and its call workers."""
+"""Every thread the plugin's gRPC servers keep is named (issue 49: the plugin's threads counted by
+name): the call workers after their server, and the one loop and poller all servers share
+(adapters/grpc/aio_loop.py); no server keeps a poll thread of its own, which is what woke
+while idle."""
 
 from __future__ import annotations
 
@@ -14,6 +16,7 @@ import grpc
 import pytest
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
+from npu_dra.adapters.grpc.aio_loop import LOOP_THREAD, POLLER_THREAD
 from npu_dra.adapters.grpc.liveness_server import LivenessServer, LivenessServicer
 from npu_dra.adapters.grpc.sockets import UnixGrpcServer
 
@@ -29,11 +32,15 @@ def _names() -> set[str]:
     return {thread.name for thread in threading.enumerate()}
 
 
-def _unnamed_serve_threads() -> list[str]:
-    return [name for name in _names() if name.endswith("(_serve)")]
+def _unnamed_grpc_threads() -> list[str]:
+    return [name for name in _names() if name.endswith(("(_serve)", "(_poll_wrapper)"))]
 
 
-def test_a_unix_socket_server_polls_on_a_thread_named_after_it(short_dir: Path) -> None:
+def _shared_threads() -> set[str]:
+    return {name for name in _names() if name in (LOOP_THREAD, POLLER_THREAD)}
+
+
+def test_a_unix_socket_servers_workers_are_named_after_it(short_dir: Path) -> None:
     def health(server: Any) -> None:
         health_pb2_grpc.add_HealthServicer_to_server(health_pb2_grpc.HealthServicer(), server)
 
@@ -46,14 +53,15 @@ def test_a_unix_socket_server_polls_on_a_thread_named_after_it(short_dir: Path) 
         ):
             health_pb2_grpc.HealthStub(channel).Check(health_pb2.HealthCheckRequest())
         names = _names()
-        assert "dra-test-poll" in names
         assert any(name.startswith("dra-test_") for name in names)  # a call's worker
-        assert _unnamed_serve_threads() == []
+        assert not any(name.endswith("-poll") for name in names)
+        assert _shared_threads() == {LOOP_THREAD, POLLER_THREAD}
+        assert _unnamed_grpc_threads() == []
     finally:
         server.stop()
 
 
-def test_the_liveness_server_polls_on_a_thread_named_health() -> None:
+def test_the_liveness_server_adds_no_thread_but_its_workers() -> None:
     class Probe:
         def problem(self) -> str | None:
             return None
@@ -63,9 +71,11 @@ def test_the_liveness_server_polls_on_a_thread_named_health() -> None:
         host="127.0.0.1",
         port=0,
     )
+    before = _names()
     server.start()
     try:
-        assert "health-poll" in _names()
-        assert _unnamed_serve_threads() == []
+        added = _names() - before - {LOOP_THREAD, POLLER_THREAD}
+        assert all(name.startswith("health_") for name in added), added
+        assert _unnamed_grpc_threads() == []
     finally:
         server.stop()
