@@ -1,5 +1,6 @@
 """The floor under any Python kubelet plugin built on grpcio: a process that serves the
-registration and DRA v1 services on unix sockets (one grpc.server, 8 workers, as npu-dra does)
+registration and DRA v1 services on unix sockets, served as npu-dra serves them (one grpc.aio
+server on a loop thread, its synchronous servicers run on 8 workers: adapters/grpc/aio_server.py)
 and answers every NodePrepareResources with a canned device, every NodeUnprepareResources with
 success: no API read, no file, no hardware, no logging. benchmarks/vs_go.py runs it beside the
 two plugins, so the table shows how much of npu-dra's gap to Go is grpcio's own cost (its
@@ -15,8 +16,7 @@ from concurrent import futures
 from pathlib import Path
 from typing import Any
 
-import grpc
-
+from npu_dra.adapters.grpc.aio_server import AioServer
 from npu_dra.adapters.grpc.gen.dra.v1 import api_pb2 as dra
 from npu_dra.adapters.grpc.gen.dra.v1 import api_pb2_grpc as dra_grpc
 from npu_dra.adapters.grpc.gen.pluginregistration import api_pb2 as reg
@@ -62,12 +62,13 @@ class Registration(reg_grpc.RegistrationServicer):  # type: ignore[misc]
 
 def main(registry: Path, plugin_dir: Path, driver: str) -> None:
     endpoint = plugin_dir / "dra.sock"
-    server = grpc.server(futures.ThreadPoolExecutor(WORKERS))
-    dra_grpc.add_DRAPluginServicer_to_server(CannedDra(), server)
-    reg_grpc.add_RegistrationServicer_to_server(Registration(driver, endpoint), server)
-    server.add_insecure_port(f"unix:{endpoint}")
-    server.add_insecure_port(f"unix:{registry / f'{driver}-reg.sock'}")
-    server.start()
+
+    def register(server: Any) -> None:
+        dra_grpc.add_DRAPluginServicer_to_server(CannedDra(), server)
+        reg_grpc.add_RegistrationServicer_to_server(Registration(driver, endpoint), server)
+
+    addresses = [f"unix:{endpoint}", f"unix:{registry / f'{driver}-reg.sock'}"]
+    server = AioServer.start(register, addresses, futures.ThreadPoolExecutor(WORKERS))
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
     stop.wait()
