@@ -15,6 +15,7 @@ coroutine), or `cancel()`.
 """
 
 import asyncio
+import contextlib
 import threading
 import time
 from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
@@ -127,38 +128,38 @@ def bridge(handler: Any, pool: futures.ThreadPoolExecutor) -> Any:
     return grpc.unary_unary_rpc_method_handler(_unary(handler.unary_unary, pool), **codecs)
 
 
+@contextlib.asynccontextmanager
+async def _call(aio_context: Any) -> AsyncIterator[SyncContext]:
+    """The call's SyncContext; an abort or a `cancel()` sent to the client as its status, and
+    the call ended for the servicer however the coroutine ends."""
+    context = SyncContext(aio_context, asyncio.current_task())
+    try:
+        yield context
+    except _Aborted as aborted:
+        await aio_context.abort(aborted.code, aborted.details)
+    except asyncio.CancelledError:
+        if context.cancelled:
+            await aio_context.abort(grpc.StatusCode.CANCELLED, "cancelled by the server")
+        raise
+    finally:
+        context.end()
+
+
 def _unary(method: Callable[[Any, Any], Any], pool: futures.ThreadPoolExecutor) -> Any:
     async def call(request: Any, aio_context: Any) -> Any:
-        context = SyncContext(aio_context, asyncio.current_task())
-        try:
-            return await asyncio.get_running_loop().run_in_executor(pool, method, request, context)
-        except _Aborted as aborted:
-            await aio_context.abort(aborted.code, aborted.details)
-        except asyncio.CancelledError:
-            if context.cancelled:
-                await aio_context.abort(grpc.StatusCode.CANCELLED, "cancelled by the server")
-            raise
-        finally:
-            context.end()
+        async with _call(aio_context) as context:
+            loop = asyncio.get_running_loop()
+            return await loop.run_in_executor(pool, method, request, context)
 
     return call
 
 
 def _stream(method: Callable[[Any, Any], Iterator[Any]], pool: futures.ThreadPoolExecutor) -> Any:
     async def call(request: Any, aio_context: Any) -> AsyncIterator[Any]:
-        context = SyncContext(aio_context, asyncio.current_task())
-        loop = asyncio.get_running_loop()
-        try:
+        async with _call(aio_context) as context:
+            loop = asyncio.get_running_loop()
             answers = await loop.run_in_executor(pool, lambda: iter(method(request, context)))
             while (answer := await loop.run_in_executor(pool, next, answers, _END)) is not _END:
                 yield answer
-        except _Aborted as aborted:
-            await aio_context.abort(aborted.code, aborted.details)
-        except asyncio.CancelledError:
-            if context.cancelled:
-                await aio_context.abort(grpc.StatusCode.CANCELLED, "cancelled by the server")
-            raise
-        finally:
-            context.end()
 
     return call
