@@ -16,7 +16,7 @@ class Answer:
         self.status, self.data, self.reason, self.headers = status, data, "x", {}
         self.response = self
 
-    def read(self) -> bytes:
+    def read(self, cache_content: bool = False) -> bytes:
         return self.data
 
     def getheaders(self) -> dict[str, str]:

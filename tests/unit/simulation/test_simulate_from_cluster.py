@@ -24,7 +24,7 @@ class Answer:
         self.status, self.data, self.reason, self.headers = status, json.dumps(document), "x", {}
         self.response = self
 
-    def read(self) -> bytes:
+    def read(self, cache_content: bool = False) -> bytes:
         return self.data.encode()
 
     def getheaders(self) -> dict[str, str]:

@@ -117,7 +117,10 @@ class RawList:
         query = list_query(
             field_selector, resource_version, allow_watch_bookmarks, timeout_seconds, watch
         )
-        return raw_call(self._api, "GET", self._path, self._params, _request_timeout, query=query)
+        return raw_call(
+            self._api, "GET", self._path, self._params, _request_timeout, query=query,
+            stream=bool(watch),
+        )  # fmt: skip
 
 
 def list_query(
@@ -151,10 +154,16 @@ def raw_call(
     query: list[tuple[str, Any]] | None = None,
     body: dict[str, Any] | None = None,
     content_type: str = JSON,
+    stream: bool = False,
 ) -> Any:
     """One call as the generated methods make it (JSON, the client's bearer token), answering
     the urllib3 response; a non-2xx status is raised as ApiException. `content_type`: the
-    body's (a server-side apply sends JSON as `application/apply-patch+yaml`)."""
+    body's (a server-side apply sends JSON as `application/apply-patch+yaml`).
+
+    The answer is read whole before it is returned (`.data` has it), unless `stream` (a watch):
+    that gives its connection back to the client's pool. A write whose answer nobody read kept
+    its connection checked out, and the next call on the pool opened a new one, with a TLS
+    handshake (tests/unit/test_kube_write_connections.py)."""
     headers = {"Accept": JSON}
     if body is not None:
         headers["Content-Type"] = content_type
@@ -171,6 +180,8 @@ def raw_call(
     response = client.call_api(*request, _request_timeout=timeout)
     if not 200 <= response.status <= 299:
         _raise_refusal(response)
+    if not stream:
+        response.response.read(cache_content=True)
     return response.response
 
 
