@@ -47,21 +47,21 @@ def run(make: Callable[[], Coroutine[Any, Any, T]], timeout: float | None = None
     if threading.current_thread().name == LOOP_THREAD:
         raise RuntimeError("aio_loop.run called on the loop's own thread")
     future: futures.Future[T] = asyncio.run_coroutine_threadsafe(_made(make), loop())
-    started = set(threading.enumerate())
     try:
         return future.result(timeout)
     finally:
-        _name_poller(set(threading.enumerate()) - started)
+        _name_poller()
 
 
 async def _made(make: Callable[[], Coroutine[Any, Any, T]]) -> T:
     return await make()
 
 
-def _name_poller(new: set[threading.Thread]) -> None:
-    """grpc.aio starts its poller thread with the first server, unnamed ("Thread-N
-    (_poll_wrapper)"); it gets a name that says what it is, for the count of threads."""
-    for thread in new:
+def _name_poller() -> None:
+    """grpc.aio starts its poller thread with its first server (and again with the next one
+    once every server has gone), unnamed ("Thread-N (_poll_wrapper)"); it gets a name that says
+    what it is, for the count of threads."""
+    for thread in threading.enumerate():
         target = getattr(thread, "_target", None)  # threading.Thread keeps it while running
         if getattr(target, "__name__", "") == POLLER_TARGET:
             thread.name = POLLER_THREAD
