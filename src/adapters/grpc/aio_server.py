@@ -26,8 +26,8 @@ class AioServer:
         addresses: Sequence[str],
         pool: futures.ThreadPoolExecutor,
     ) -> "AioServer":
-        """Bound to every address (a failed bind raises here, as grpc.server's did) and
-        serving."""
+        """Bound to every address (a failed bind raises here, as grpc.server's did, and `pool`
+        is shut down) and serving."""
 
         async def build() -> AioServer:
             server = grpc.aio.server()
@@ -36,7 +36,11 @@ class AioServer:
             await server.start()
             return cls(server, pool, ports)
 
-        return aio_loop.run(build)
+        try:
+            return aio_loop.run(build)
+        except BaseException:
+            pool.shutdown(wait=False)
+            raise
 
     def stop(self, grace: float | None) -> None:
         """Calls in flight get `grace` seconds (none: cancelled at once); then the workers end."""

@@ -115,12 +115,7 @@ class LivenessServer:
         def register(server: Any) -> None:
             health_pb2_grpc.add_HealthServicer_to_server(self._servicer, server)
 
-        pool = futures.ThreadPoolExecutor(2, "health")
-        try:
-            server = AioServer.start(register, [self._address], pool)
-        except BaseException:
-            pool.shutdown(wait=False)
-            raise
+        server = AioServer.start(register, [self._address], futures.ThreadPoolExecutor(2, "health"))
         (self.port,) = server.ports
         self._server = server
         log.info("health: serving grpc.health.v1 on port %d", self.port)

@@ -7,9 +7,9 @@ on the same path. A grpc.Server cannot be restarted, hence `register` to build i
 
 One server may listen on several sockets (the kubelet plugin's DRA and registration sockets).
 It is a grpc.aio server (adapters/grpc/aio_server.py), which sleeps while no call arrives. Its
-sockets appear together when it
-starts, and go in reverse order when it stops: the last one (the registration socket) is
-unlinked first, so the kubelet stops sending work before the server stops serving.
+sockets appear together when it starts, and go in reverse order when it stops: the last one
+(the registration socket) is unlinked first, so the kubelet stops sending work before the
+server stops serving.
 
 Whoever can connect to these sockets can prepare devices, so their modes are set explicitly
 (0600 by default), never left to the process's umask: the socket is bound under a umask that
@@ -115,9 +115,6 @@ class UnixGrpcServer:
             previous = os.umask(0o777 & ~self.mode)
             try:
                 server = AioServer.start(self._register, [unix_target(p) for p in self.paths], pool)
-            except BaseException:
-                pool.shutdown(wait=False)
-                raise
             finally:
                 os.umask(previous)
         for path in self.paths:
