@@ -4,10 +4,10 @@ The generated `add_*Servicer_to_server(servicer, server)` functions are handed a
 instead of the server: each method handler they register is wrapped in a coroutine that runs the
 servicer's method on the server's worker pool, with a `SyncContext` standing for the
 `grpc.ServicerContext` the threaded server gave. Only what the servicers use is there:
-`is_active`, `time_remaining`, `add_callback`, `cancel`, `abort`, `peer` and
-`invocation_metadata`. grpc.aio's own compatibility mode (`migration_thread_pool`) has neither
-`is_active` nor `cancel`, and runs `add_callback`'s callbacks only once the method has returned,
-where a health stream waits for them to return.
+`is_active`, `time_remaining`, `add_callback`, `cancel` and `abort`. grpc.aio's own
+compatibility mode (`migration_thread_pool`) has neither `is_active` nor `cancel`, and runs
+`add_callback`'s callbacks only once the method has returned, where a health stream waits for
+them to return.
 
 A call ends for the servicer (`is_active()` false, the callbacks run) when its coroutine ends for
 any reason: answered, aborted, the client gone or its deadline passed (grpc.aio cancels the
@@ -45,8 +45,6 @@ class SyncContext:
         self._lock = threading.Lock()
         self._callbacks: list[Callable[[], None]] = []
         self.cancelled = False
-        self._metadata = call.invocation_metadata()
-        self._peer = call.peer()
 
     def is_active(self) -> bool:
         return not self._ended.is_set()
@@ -70,12 +68,6 @@ class SyncContext:
 
     def abort(self, code: grpc.StatusCode, details: str) -> None:
         raise _Aborted(code, details)
-
-    def peer(self) -> str:
-        return str(self._peer)
-
-    def invocation_metadata(self) -> Sequence[Any]:
-        return tuple(self._metadata or ())
 
     def end(self) -> None:
         with self._lock:
