@@ -100,10 +100,14 @@ class _BridgedGeneric(grpc.GenericRpcHandler):  # type: ignore[misc]
         self._bridged: dict[str, Any] = {}
 
     def service(self, details: Any) -> Any:
+        """The bridged handler of `details.method`; only methods the inner handler serves are
+        remembered (a caller's made-up names are not: bounded by the service)."""
         method = details.method
         if method not in self._bridged:
             found = self._inner.service(details)
-            self._bridged[method] = None if found is None else bridge(found, self._pool)
+            if found is None:
+                return None
+            self._bridged[method] = bridge(found, self._pool)
         return self._bridged[method]
 
 

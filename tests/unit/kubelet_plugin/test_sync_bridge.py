@@ -11,6 +11,7 @@ import tempfile
 import threading
 import time
 from collections.abc import Iterator
+from concurrent import futures
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +20,7 @@ import pytest
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from npu_dra.adapters.grpc.sockets import UnixGrpcServer
+from npu_dra.adapters.grpc.sync_bridge import _BridgedGeneric
 
 Request = health_pb2.HealthCheckRequest
 SERVING = health_pb2.HealthCheckResponse.SERVING
@@ -118,3 +120,23 @@ def test_a_stop_ends_open_calls_and_leaves_no_socket(served: Any) -> None:
     server.stop(grace=0.2)
     assert servicer._end_of("open").wait(5)
     assert not server.path.exists()
+
+
+def test_calls_to_methods_nobody_serves_leave_nothing_behind() -> None:
+    """A generic handler remembers the methods it bridged, never the names callers made up:
+    whoever reaches a port (the liveness port is on the host network) cannot grow it."""
+    pool = futures.ThreadPoolExecutor(1)
+    inner = grpc.method_handlers_generic_handler(
+        "t.T", {"Known": grpc.unary_unary_rpc_method_handler(lambda request, context: request)}
+    )
+    generic = _BridgedGeneric(inner, pool)
+    for n in range(100):
+        assert generic.service(Details(f"/t.T/Made-up-{n}")) is None
+    assert generic.service(Details("/t.T/Known")) is generic.service(Details("/t.T/Known"))
+    assert len(generic._bridged) == 1
+    pool.shutdown()
+
+
+class Details:
+    def __init__(self, method: str) -> None:
+        self.method, self.invocation_metadata = method, ()
