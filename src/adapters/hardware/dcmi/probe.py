@@ -1,12 +1,19 @@
 """DcmiProbe: the HardwareProbe adapter that reads Ascend chips from libdcmi.so instead of npu-smi.
 
-Every probe asks DCMI afresh (a few hundred microseconds of library calls, no process): cards,
-chips, ids, name, AI cores, memory/HBM, PCIe bus id, health code, current error codes and CPU
-affinity (reader.py). NUMA comes from sysfs as for npu-smi (NumaMap: the PCI device's
-`numa_node`, else the node whose cpulist holds the chip's DCMI CPU affinity, as Huawei's plugin
-does, ascend-facts C.2). Huawei's public header offers no HCCS topology query, so topology groups
-come from one `npu-smi info -t topo` when an npu-smi path is given (read once: links change only
-with the hardware), and are left out otherwise.
+A full read asks DCMI for everything (library calls, no process): cards, chips, ids, name, AI
+cores, memory/HBM, PCIe bus id, health code, current error codes, CPU affinity, device IP and
+SuperPoD (reader.py, network.py). Re-probes come every few seconds for health, so within
+`full_every_s` of the last full read (300 s, as the npu-smi probe) a re-probe lists the chips
+again, looks at /dev and the host's driver files, and, if all are as they were, reads only each
+chip's health code and error codes: the rest changes only with the hardware, the driver or
+hccn_tool, and is read again by the next full read (at once if the chips, /dev or the driver
+files changed). That is 2 calls a chip instead of 11, and no sysfs.
+
+NUMA comes from sysfs as for npu-smi (NumaMap: the PCI device's `numa_node`, else the node whose
+cpulist holds the chip's DCMI CPU affinity, as Huawei's plugin does, ascend-facts C.2).
+Huawei's public header offers no HCCS topology query, so topology groups come from one
+`npu-smi info -t topo` when an npu-smi path is given (read once: links change only with the
+hardware), and are left out otherwise.
 
 Health codes (ascend-facts A.3, from the DCMI documentation): 0 normal, 1 minor alarm, 2 major
 alarm, 3 critical alarm; 0xFFFFFFFF the device does not exist; anything else is unknown. A chip's
@@ -22,6 +29,7 @@ recover count with the ones dcmi_get_device_errorcode_v2 lists.
 
 import ctypes
 import logging
+import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
@@ -31,7 +39,7 @@ from npu_dra.adapters.hardware.ascend_host import AscendHostPaths
 from npu_dra.adapters.hardware.chips import CHIPS
 from npu_dra.adapters.hardware.dcmi import library
 from npu_dra.adapters.hardware.dcmi.faults import FaultEvents
-from npu_dra.adapters.hardware.dcmi.reader import DcmiChip, read_chips
+from npu_dra.adapters.hardware.dcmi.reader import DcmiChip, chip_places, read_chips, read_health
 from npu_dra.adapters.hardware.errors import ProbeError
 from npu_dra.adapters.hardware.npu_smi.parse_topo import parse_topo, topology_groups
 from npu_dra.adapters.hardware.npu_smi.runner import NpuSmiRunner
@@ -47,6 +55,19 @@ MIB = 2**20
 HEALTH_CODES = {0: Health.HEALTHY, 1: Health.DEGRADED, 2: Health.UNHEALTHY, 3: Health.CRITICAL}
 NO_DEVICE = 0xFFFFFFFF
 TOPO = ("info", "-t", "topo")
+FULL_EVERY_S = 300.0
+
+
+@attrs.frozen
+class _Seen:
+    """What the last full read found: a re-probe that finds the same chips, /dev nodes and
+    driver files reads only health on top of it."""
+
+    inventory: NodeInventory
+    chips: tuple[DcmiChip, ...]
+    dev_nodes: frozenset[int]
+    host: object
+    at: float
 
 
 class DcmiProbe:
@@ -63,6 +84,7 @@ class DcmiProbe:
         npu_smi: Path | None = None,
         timeout: float = 10.0,
         fault_table: FaultCodeTable | None = None,
+        full_every_s: float = FULL_EVERY_S,
     ) -> None:
         self._table = fault_table or built_in_table()
         self._node, self._host, self._path = node, host, library_path
@@ -72,8 +94,45 @@ class DcmiProbe:
         self._groups: tuple[str, Mapping[int, str]] | None = None
         self.error_codes: dict[DeviceName, tuple[int, ...]] = {}
         self._events = FaultEvents()
+        self._full_every = full_every_s
+        self._seen: _Seen | None = None
 
     def probe(self) -> NodeInventory:
+        seen = self._seen
+        if seen is not None and time.monotonic() - seen.at < self._full_every:
+            again = self._health_again(seen)
+            if again is not None:
+                return again
+        self._seen = None
+        return self._read_all()
+
+    def _health_again(self, seen: _Seen) -> NodeInventory | None:
+        """The last inventory with each chip's health read again; None where the chips, /dev
+        or the driver files changed (a full read is due)."""
+        lib = self.start()
+        places = chip_places(lib)
+        dev_nodes = self._dev_nodes() if places else frozenset()
+        if (
+            places != tuple((c.card_id, c.chip_id) for c in seen.chips)
+            or dev_nodes != seen.dev_nodes
+            or self._host.host_files() != seen.host
+        ):
+            return None
+        chips = {f"npu-{c.physical_id}": read_health(lib, c) for c in seen.chips}
+        devices = tuple(
+            self._classified(
+                attrs.evolve(d, health=_health(chips[d.name], dev_nodes)), chips[d.name], dev_nodes
+            )
+            for d in seen.inventory.devices
+        )
+        self.error_codes = {DeviceName(name): self._codes(c) for name, c in chips.items()}
+        if devices == seen.inventory.devices:
+            return seen.inventory
+        self._seen = attrs.evolve(seen, inventory=attrs.evolve(seen.inventory, devices=devices))
+        return self._seen.inventory
+
+    def _read_all(self) -> NodeInventory:
+        began = time.monotonic()
         chips = read_chips(self.start())
         dev_nodes = self._dev_nodes() if chips else frozenset()
         numa = NumaMap(self._sysfs_root)
@@ -84,10 +143,13 @@ class DcmiProbe:
         ]
         devices = with_pcie_roots(sorted(built, key=lambda d: d.physical_id), self._sysfs_root)
         self.error_codes = {DeviceName(f"npu-{c.physical_id}"): self._codes(c) for c in chips}
+        host = self._host.host_files()
         try:
-            return NodeInventory(self._node, devices, self._host.host_files())
+            inventory = NodeInventory(self._node, devices, host)
         except DomainError as error:
             raise ProbeError(f"DCMI describes an impossible node: {error}") from error
+        self._seen = _Seen(inventory, chips, dev_nodes, host, began)
+        return inventory
 
     def start(self) -> ctypes.CDLL:
         """The library, loaded and dcmi_init'ed once; ProbeError if it cannot start (then the

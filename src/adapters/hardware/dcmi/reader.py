@@ -44,8 +44,23 @@ class DcmiChip:
 
 
 def read_chips(lib: ctypes.CDLL) -> tuple[DcmiChip, ...]:
-    return tuple(
-        read_chip(lib, card, device) for card in _cards(lib) for device in _devices(lib, card)
+    return tuple(read_chip(lib, card, device) for card, device in chip_places(lib))
+
+
+def chip_places(lib: ctypes.CDLL) -> tuple[tuple[int, int], ...]:
+    """(card, device) of every chip DCMI lists, in its order."""
+    return tuple((card, device) for card in _cards(lib) for device in _devices(lib, card))
+
+
+def read_health(lib: ctypes.CDLL, chip: DcmiChip) -> DcmiChip:
+    """`chip` with its health code and error codes read again: what changes between two full
+    reads of the same chips (probe.py)."""
+    card, device = chip.card_id, chip.chip_id
+    at = f"card {card} device {device}"
+    return attrs.evolve(
+        chip,
+        health_code=_health_code(lib, card, device, at),
+        error_codes=_error_codes(lib, card, device, at),
     )
 
 
@@ -68,7 +83,7 @@ def _devices(lib: ctypes.CDLL, card: int) -> range:
 
 def read_chip(lib: ctypes.CDLL, card: int, device: int) -> DcmiChip:
     at = f"card {card} device {device}"
-    logic, physical, health = ctypes.c_int(), ctypes.c_uint(), ctypes.c_uint()
+    logic, physical = ctypes.c_int(), ctypes.c_uint()
     check(
         f"dcmi_get_device_logic_id({at})",
         lib.dcmi_get_device_logic_id(ctypes.byref(logic), card, device),
@@ -82,10 +97,6 @@ def read_chip(lib: ctypes.CDLL, card: int, device: int) -> DcmiChip:
         f"dcmi_get_device_chip_info({at})",
         lib.dcmi_get_device_chip_info(card, device, ctypes.byref(info)),
     )
-    check(
-        f"dcmi_get_device_health({at})",
-        lib.dcmi_get_device_health(card, device, ctypes.byref(health)),
-    )
     return DcmiChip(
         card_id=card,
         chip_id=device,
@@ -95,12 +106,21 @@ def read_chip(lib: ctypes.CDLL, card: int, device: int) -> DcmiChip:
         aicores=info.aicore_cnt,
         memory_mib=_memory_mib(lib, card, device, at),
         bus_id=_bus_id(lib, card, device, at),
-        health_code=health.value,
+        health_code=_health_code(lib, card, device, at),
         error_codes=_error_codes(lib, card, device, at),
         affinity=_affinity(lib, card, device, at),
         device_ip=device_ip(lib, card, device),
         super_pod_id=super_pod_id(lib, card, device),
     )
+
+
+def _health_code(lib: ctypes.CDLL, card: int, device: int, at: str) -> int:
+    health = ctypes.c_uint()
+    check(
+        f"dcmi_get_device_health({at})",
+        lib.dcmi_get_device_health(card, device, ctypes.byref(health)),
+    )
+    return health.value
 
 
 def _memory_mib(lib: ctypes.CDLL, card: int, device: int, at: str) -> int:
