@@ -10,9 +10,10 @@ returns; one worker thread writes.
   `attempts` tries; the first failure of a claim is a warning, the following ones debug lines
   until it is given up (a warning again), so an outage does not flood the log.
 - Decided at write time, from the state as it is then: a report for a claim no longer prepared
-  (an unprepare overtook it, here or in the other plugin instance that shares the state: services/
-  shared.py), or a clear for one prepared again, is not sent. Both instances write as one field
-  manager per node (adapters/cluster/kube/claim_status.py), so either one clears the other's.
+  (an unprepare overtook it, here or in the other plugin instance that shares the state:
+  services/instance_state_lock.py), or a clear for one prepared again, is not sent. Both
+  instances write as one field manager per node (adapters/cluster/kube/claim_status.py), so
+  either one clears the other's.
 """
 
 import logging
