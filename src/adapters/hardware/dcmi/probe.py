@@ -118,14 +118,14 @@ class DcmiProbe:
             or self._host.host_files() != seen.host
         ):
             return None
-        chips = {f"npu-{c.physical_id}": read_health(lib, c) for c in seen.chips}
+        chips = {_name(c): read_health(lib, c) for c in seen.chips}
         devices = tuple(
             self._classified(
                 attrs.evolve(d, health=_health(chips[d.name], dev_nodes)), chips[d.name], dev_nodes
             )
             for d in seen.inventory.devices
         )
-        self.error_codes = {DeviceName(name): self._codes(c) for name, c in chips.items()}
+        self.error_codes = {name: self._codes(c) for name, c in chips.items()}
         if devices == seen.inventory.devices:
             return seen.inventory
         self._seen = attrs.evolve(seen, inventory=attrs.evolve(seen.inventory, devices=devices))
@@ -142,7 +142,7 @@ class DcmiProbe:
             for c in chips
         ]
         devices = with_pcie_roots(sorted(built, key=lambda d: d.physical_id), self._sysfs_root)
-        self.error_codes = {DeviceName(f"npu-{c.physical_id}"): self._codes(c) for c in chips}
+        self.error_codes = {_name(c): self._codes(c) for c in chips}
         host = self._host.host_files()
         try:
             inventory = NodeInventory(self._node, devices, host)
@@ -223,7 +223,7 @@ def _device(
     facts = CHIPS.get(chip.name)
     topo_id = chip.physical_id if by == "physical" else chip.logic_id
     return Device(
-        name=DeviceName(f"npu-{chip.physical_id}"),
+        name=_name(chip),
         physical_id=chip.physical_id,
         logic_id=chip.logic_id,
         card_id=chip.card_id,
@@ -238,6 +238,10 @@ def _device(
         device_ip=chip.device_ip,
         super_pod_id=chip.super_pod_id,
     )
+
+
+def _name(chip: DcmiChip) -> DeviceName:
+    return DeviceName(f"npu-{chip.physical_id}")
 
 
 def _health(chip: DcmiChip, dev_nodes: frozenset[int]) -> Health:
